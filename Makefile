@@ -1,0 +1,33 @@
+# One command sets up and runs each job on a fresh machine (Python >= 3.10 on the PATH).
+#   make demo   set up, then the main job on the best device present
+#   make test   set up, then the test suite (GPU and slow tests: make test-gpu / test-slow)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# Pinned: any other torch request pulls a multi-GB CUDA build on CPU-only machines.
+TORCH  ?= torch==2.13.0
+
+.PHONY: setup test test-gpu test-slow demo clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-gpu: setup
+	$(BIN)/python -m pytest -m gpu
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
+
+demo: setup
+	$(BIN)/heuriscale run pso --problem rastrigin --dim 30 --pop 1024 --iters 500 --runs 10 --device auto --seed 0
+
+clean:
+	rm -rf $(VENV) .pytest_cache

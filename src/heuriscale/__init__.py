@@ -1,0 +1,40 @@
+"""heuriscale: population-based metaheuristics on CPUs and NVIDIA GPUs from one PyTorch codebase.
+
+>>> import heuriscale as hs
+>>> result = hs.minimize("rastrigin", "pso", dim=10, iters=200, runs=4, seed=0, device="cpu")
+>>> result.best_f.shape
+torch.Size([4])
+"""
+
+from .algorithms import PSO, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
+from .engine import Result, Runner, minimize
+from .problems import (
+    NumpyFunction,
+    Problem,
+    ScalarFunction,
+    TorchFunction,
+    get_problem,
+    problem_names,
+    register_problem,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "minimize",
+    "Runner",
+    "Result",
+    "Problem",
+    "TorchFunction",
+    "NumpyFunction",
+    "ScalarFunction",
+    "get_problem",
+    "problem_names",
+    "register_problem",
+    "Algorithm",
+    "State",
+    "PSO",
+    "get_algorithm",
+    "algorithm_names",
+    "register_algorithm",
+]

@@ -1,0 +1,15 @@
+"""How a problem is optimised: one file per algorithm, pure state -> state steps."""
+
+from .base import Algorithm, State
+from .pso import PSO
+from .registry import algorithm_class, algorithm_names, get_algorithm, register_algorithm
+
+__all__ = [
+    "Algorithm",
+    "State",
+    "PSO",
+    "get_algorithm",
+    "register_algorithm",
+    "algorithm_names",
+    "algorithm_class",
+]

@@ -1,0 +1,141 @@
+"""The `heuriscale` command: parses options, calls the library, prints rich tables."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import algorithms, problems
+from .engine import Result, minimize
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Population-based metaheuristics on CPUs and NVIDIA GPUs (PSO, PRS, Firefly+BFGS, APO, FEP).",
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _parse_assignments(items: list[str] | None, option: str) -> dict:
+    """`key=value` strings -> dict; values are Python literals where they parse (1e-3, 2,3, None)."""
+    params = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            _fail(f"{option} expects key=value, got {item!r}")
+        try:
+            params[key.strip()] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            params[key.strip()] = text.strip()
+    return params
+
+
+@app.command()
+def run(
+    algorithm: Annotated[str, typer.Argument(help="algorithm name (see `heuriscale list`)")],
+    problem: Annotated[str, typer.Option("--problem", help="problem name (see `heuriscale list`)")] = "sphere",
+    dim: Annotated[Optional[int], typer.Option(help="dimension (problems of fixed size have a default)")] = None,
+    pop: Annotated[Optional[int], typer.Option(help="population size (the algorithm's default if omitted)")] = None,
+    iters: Annotated[Optional[int], typer.Option(help="iterations")] = None,
+    evals: Annotated[Optional[int], typer.Option(help="evaluations per run")] = None,
+    time_limit: Annotated[Optional[float], typer.Option(help="seconds")] = None,
+    target: Annotated[Optional[float], typer.Option(help="stop when every run reaches this value")] = None,
+    runs: Annotated[int, typer.Option(help="independent runs, advanced together")] = 1,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
+    dtype: Annotated[str, typer.Option(help="float32 or float64")] = "float32",
+    seed: Annotated[Optional[int], typer.Option(help="random seed (random if omitted; recorded in the result)")] = None,
+    preset: Annotated[Optional[str], typer.Option(help="named parameter set of the algorithm, e.g. paper001")] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="algorithm parameter key=value")] = None,
+    problem_param: Annotated[
+        Optional[list[str]], typer.Option("--problem-param", "-P", help="problem parameter key=value, e.g. bounds=-5,10")
+    ] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="write the full result as JSON")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+) -> None:
+    """Optimise a problem with an algorithm and print statistics over the runs."""
+    algo_params = _parse_assignments(param, "--param")
+    if pop is not None:
+        algo_params["pop_size"] = pop
+    if iters is None and evals is None and time_limit is None:
+        iters = 1000
+    try:
+        prob = problems.get_problem(problem, dim=dim, **_parse_assignments(problem_param, "--problem-param"))
+        algo = algorithms.get_algorithm(algorithm, preset=preset, **algo_params)
+        result = minimize(
+            prob, algo, iters=iters, evals=evals, time_limit=time_limit, target=target,
+            runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet,
+        )
+    except ValueError as exc:
+        _fail(str(exc))
+    _print_result(result)
+    if json_path is not None:
+        result.save_json(json_path)
+        out.print(f"result written to {json_path}")
+
+
+def _print_result(result: Result) -> None:
+    s = result.summary()
+    table = Table(title=f"{result.algorithm['name']} on {result.problem['name']} (D={result.problem['dim']})")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_row("runs", str(result.runs))
+    for key in ("best", "median", "worst"):
+        table.add_row(f"{key} f", f"{s[key]:.6g}")
+    table.add_row("mean ± std f", f"{s['mean']:.6g} ± {s['std']:.3g}")
+    if result.problem.get("optimum_f") is not None:
+        table.add_row("known optimum", f"{result.problem['optimum_f']:.6g}")
+    table.add_row("evaluations / run", f"{result.evals:,}")
+    table.add_row("iterations", f"{result.iterations:,} (stopped by {result.stop_reason})")
+    nan = int(result.nan_evals.sum())
+    if nan:
+        table.add_row("NaN evaluations", f"{nan:,} (treated as +inf)")
+    table.add_row("wall time", f"{result.wall_time:.3f} s")
+    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}")
+    table.add_row("seed", str(result.seed))
+    out.print(table)
+
+
+@app.command("list")
+def list_(what: Annotated[str, typer.Argument(help="algorithms, problems or all")] = "all") -> None:
+    """Show the algorithms and problems with their parameters."""
+    if what not in ("all", "algorithms", "problems"):
+        _fail(f"unknown listing {what!r}: use algorithms, problems or all")
+    if what in ("all", "algorithms"):
+        table = Table(title="algorithms")
+        for col in ("name", "paper", "parameters (defaults)", "presets"):
+            table.add_column(col)
+        for name in algorithms.algorithm_names():
+            cls = algorithms.algorithm_class(name)
+            fields = ", ".join(f"{f.name}={f.default}" for f in dataclasses.fields(cls))
+            presets = "; ".join(f"{k}: {v}" for k, v in cls.presets.items())
+            table.add_row(name, cls.paper, fields, presets)
+        out.print(table)
+    if what in ("all", "problems"):
+        table = Table(title="problems")
+        for col in ("name", "description", "parameters"):
+            table.add_column(col)
+        for name in problems.problem_names():
+            entry = problems.problem_entry(name)
+            sig = inspect.signature(entry.factory)
+            params = ", ".join(
+                p.name if p.default is p.empty else f"{p.name}={p.default}" for p in sig.parameters.values()
+            )
+            table.add_row(name, entry.summary, params)
+        out.print(table)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

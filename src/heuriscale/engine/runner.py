@@ -1,0 +1,307 @@
+"""`Runner` (one step at a time) and `minimize` (budgets, stopping, progress) — the front door.
+
+The engine owns everything around an algorithm's pure steps: device placement, the seeded
+random stream, the NaN policy, best-so-far per run over every evaluated point, evaluation
+counting, history, stop criteria and wall-clock timing with device synchronisation.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+
+import torch
+
+from ..algorithms import Algorithm, State, get_algorithm
+from ..algorithms.base import take_rows
+from ..problems import Problem, check_fitness, get_problem
+from .device import device_name, dtype_name, resolve_device, resolve_dtype, synchronize
+from .result import Result
+from .rng import RngStream
+
+#: History keeps at most about this many samples per run (it thins itself as it grows).
+HISTORY_SIZE = 1000
+#: On devices that need a sync to check stop criteria, a chunk of steps lasts about this long.
+CHUNK_SECONDS = 0.05
+
+
+class _Guarded(Problem):
+    """The problem as the algorithm sees it inside the engine.
+
+    It checks the objective's output shape (a static check, free at run time), counts NaN
+    values per run in a device tensor and hands them on as +inf, so a NaN never compares
+    as better than a number and never becomes a best.
+    """
+
+    def __init__(self, inner: Problem, runs: int) -> None:
+        self.__dict__.update(vars(inner))
+        self.inner = inner
+        self.host_bound = inner.host_bound
+        self.nan_evals = torch.zeros(runs, dtype=torch.int64, device=inner.lower.device)
+
+    def evaluate(self, x: torch.Tensor) -> torch.Tensor:
+        f = check_fitness(self.inner.evaluate(x), x, self.inner.name).to(x.dtype)
+        nan = torch.isnan(f)
+        self.nan_evals += nan.reshape(nan.shape[0], -1).sum(1)
+        return torch.where(nan, torch.inf, f)
+
+
+def as_problem(problem: Problem | str, dim: int | None = None) -> Problem:
+    if isinstance(problem, str):
+        return get_problem(problem, dim=dim)
+    if not isinstance(problem, Problem):
+        raise ValueError(
+            f"problem must be a heuriscale Problem or a registered name, got {type(problem).__name__}; "
+            "wrap a function with TorchFunction, NumpyFunction or ScalarFunction"
+        )
+    if dim is not None and dim != problem.dim:
+        raise ValueError(f"dim={dim} was given but problem {problem.name!r} has dimension {problem.dim}")
+    return problem
+
+
+def as_algorithm(algorithm: Algorithm | str) -> Algorithm:
+    if isinstance(algorithm, str):
+        return get_algorithm(algorithm)
+    if not isinstance(algorithm, Algorithm):
+        raise ValueError(f"algorithm must be a heuriscale Algorithm or a registered name, got {type(algorithm).__name__}")
+    return algorithm
+
+
+def _check_count(name: str, value, minimum: int = 1) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+class Runner:
+    """Advance `runs` independent runs of `algorithm` on `problem`, one step at a time.
+
+    >>> runner = Runner("sphere", "pso", dim=5, runs=3, seed=0)
+    >>> runner.step(50)
+    >>> runner.best_f.shape
+    torch.Size([3])
+    """
+
+    def __init__(
+        self,
+        problem: Problem | str,
+        algorithm: Algorithm | str,
+        *,
+        dim: int | None = None,
+        runs: int = 1,
+        device: str | torch.device = "auto",
+        dtype: str | torch.dtype = "float32",
+        seed: int | None = None,
+        target: float | None = None,
+    ) -> None:
+        self.runs = _check_count("runs", runs)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype)
+        self.algorithm = as_algorithm(algorithm)
+        self.problem = as_problem(problem, dim)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        self.seed = secrets.randbits(63) if seed is None else seed
+        self.target = None if target is None else float(target)
+        self._rng = RngStream(self.device, self.seed)
+        self._guarded = _Guarded(self.problem.to(self.device, self.dtype), self.runs)
+
+        synchronize(self.device)
+        self._t0 = time.perf_counter()
+        with self._rng:
+            self.state = self.algorithm.init(self._guarded, self.runs)
+        self._check_state(self.state)
+        self.iteration = 0
+        self.best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
+        self.best_x = self.state.x[:, 0].clone()
+        self._hit_iter = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
+        self._history: list[torch.Tensor] = []
+        self._history_iter: list[int] = []
+        self._history_stride = 1
+        self._track(self.state)
+
+    def _check_state(self, state: State) -> None:
+        pop = state.x.shape[1] if state.x.ndim == 3 else None
+        if state.x.shape != (self.runs, pop, self.problem.dim) or state.f.shape != (self.runs, pop):
+            raise ValueError(
+                f"{self.algorithm.name}.init returned x {tuple(state.x.shape)} and f {tuple(state.f.shape)}; "
+                f"expected (runs={self.runs}, pop, dim={self.problem.dim}) and (runs, pop)"
+            )
+
+    # -- stepping -------------------------------------------------------------------------
+    def step(self, n: int = 1) -> None:
+        """Advance every run by `n` iterations (no host synchronisation)."""
+        with self._rng:
+            for _ in range(n):
+                self.state = self.algorithm.step(self._guarded, self.state)
+                self.iteration += 1
+                self._track(self.state)
+
+    def _track(self, state: State) -> None:
+        fmin, idx = state.f.min(-1)
+        better = fmin < self.best_f
+        self.best_f = torch.where(better, fmin, self.best_f)
+        self.best_x = torch.where(better[:, None], take_rows(state.x, idx), self.best_x)
+        if self.target is not None:
+            newly = (self.best_f <= self.target) & (self._hit_iter < 0)
+            self._hit_iter = torch.where(newly, self.iteration, self._hit_iter)
+        if self.iteration % self._history_stride == 0:
+            self._record()
+
+    def _record(self) -> None:
+        if self._history_iter and self._history_iter[-1] == self.iteration:
+            return
+        self._history.append(self.best_f)
+        self._history_iter.append(self.iteration)
+        if len(self._history) > 2 * HISTORY_SIZE:  # thin out: keep every other sample
+            self._history = self._history[::2]
+            self._history_iter = self._history_iter[::2]
+            self._history_stride *= 2
+
+    # -- queries --------------------------------------------------------------------------
+    @property
+    def evals(self) -> int:
+        """Evaluations per run so far."""
+        return self.algorithm.evals_per_init() + self.iteration * self.algorithm.evals_per_step()
+
+    def target_reached(self) -> bool:
+        """True when every run has reached the target (synchronises with the device)."""
+        return self.target is not None and bool((self._hit_iter >= 0).all())
+
+    def elapsed(self) -> float:
+        synchronize(self.device)
+        return time.perf_counter() - self._t0
+
+    def result(self, stop_reason: str = "stopped") -> Result:
+        """Collect the runs so far into a `Result` (one device synchronisation)."""
+        self._record()
+        wall = self.elapsed()
+        evals_to_target = None
+        if self.target is not None:
+            hit = self._hit_iter.cpu()
+            per_init, per_step = self.algorithm.evals_per_init(), self.algorithm.evals_per_step()
+            evals_to_target = torch.where(hit >= 0, per_init + hit * per_step, -1)
+        return Result(
+            best_f=self.best_f.detach().cpu().double(),
+            best_x=self.best_x.detach().cpu().double(),
+            evals=self.evals,
+            nan_evals=self._guarded.nan_evals.cpu(),
+            iterations=self.iteration,
+            history_iter=torch.tensor(self._history_iter),
+            history_f=torch.stack(self._history, 1).detach().cpu().double(),
+            wall_time=wall,
+            device=str(self.device),
+            device_name=device_name(self.device),
+            dtype=dtype_name(self.dtype),
+            seed=self.seed,
+            problem=self.problem.describe(),
+            algorithm={"name": self.algorithm.name, **self.algorithm.params()},
+            stop_reason=stop_reason,
+            evals_to_target=evals_to_target,
+            extra={"torch": torch.__version__, "target": self.target},
+        )
+
+
+def minimize(
+    problem: Problem | str,
+    algorithm: Algorithm | str,
+    *,
+    dim: int | None = None,
+    iters: int | None = None,
+    evals: int | None = None,
+    time_limit: float | None = None,
+    target: float | None = None,
+    runs: int = 1,
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype = "float32",
+    seed: int | None = None,
+    progress: bool = False,
+) -> Result:
+    """Minimise `problem` with `algorithm` in `runs` independent runs advancing together.
+
+    Stops at the first budget reached: `iters` iterations, `evals` evaluations per run,
+    `time_limit` seconds, or `target` reached by every run (a target needs another budget).
+
+    >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
+    >>> bool((r.best_f < 1e-6).all())
+    True
+    """
+    iters = _check_count("iters", iters)
+    evals = _check_count("evals", evals)
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    if iters is None and evals is None and time_limit is None:
+        raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
+
+    runner = Runner(problem, algorithm, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target)
+    algo = runner.algorithm
+    max_steps = math.inf if iters is None else iters
+    if evals is not None:
+        if evals < algo.evals_per_init():
+            raise ValueError(
+                f"evals={evals} is less than one initial population ({algo.evals_per_init()} evaluations "
+                f"for pop_size={algo.pop_size}): raise evals or lower pop_size"
+            )
+        max_steps = min(max_steps, (evals - algo.evals_per_init()) // algo.evals_per_step())
+
+    # Stop checks and progress need the device's answer; between them, steps queue freely.
+    needs_sync = target is not None or time_limit is not None or progress
+    chunk = 1 if needs_sync else max_steps
+    reason = "iters" if iters is not None and max_steps == iters else "evals"
+    bar = _ProgressBar(runner, max_steps, time_limit) if progress else None
+    try:
+        while True:
+            if runner.target_reached():
+                reason = "target"
+                break
+            if time_limit is not None and runner.elapsed() >= time_limit:
+                reason = "time_limit"
+                break
+            left = max_steps - runner.iteration
+            if left <= 0:
+                break
+            n = int(min(chunk, left))
+            started = time.perf_counter()
+            runner.step(n)
+            if needs_sync:
+                synchronize(runner.device)
+                chunk = _next_chunk(n, time.perf_counter() - started)
+            if bar is not None:
+                bar.update(runner)
+    finally:
+        if bar is not None:
+            bar.close()
+    return runner.result(reason)
+
+
+def _next_chunk(n: int, seconds: float) -> int:
+    """Steps per chunk so that a chunk lasts about CHUNK_SECONDS (grow at most 2x)."""
+    if seconds <= 0:
+        return 2 * n
+    return max(1, min(2 * n, int(n * CHUNK_SECONDS / seconds)))
+
+
+class _ProgressBar:
+    def __init__(self, runner: Runner, max_steps: float, time_limit: float | None) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.by_time = math.isinf(max_steps)
+        self.total = time_limit if self.by_time else max_steps
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(), TimeRemainingColumn(), transient=False,
+        )
+        label = f"{runner.algorithm.name} on {runner.problem.name}"
+        self.task = self.progress.add_task(label, total=self.total, status="")
+        self.progress.start()
+
+    def update(self, runner: Runner) -> None:
+        done = runner.elapsed() if self.by_time else runner.iteration
+        best = float(runner.best_f.min())
+        self.progress.update(self.task, completed=min(done, self.total), status=f"it {runner.iteration}  best {best:.4g}")
+
+    def close(self) -> None:
+        self.progress.stop()

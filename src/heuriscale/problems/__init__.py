@@ -1,0 +1,110 @@
+"""What is optimised: `Problem`, the built-in benchmark problems and their registry.
+
+`get_problem(name, dim=..., **params)` builds a problem from the names the command line
+uses; `problem_names()` lists them and `register_problem` adds one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .adapters import NumpyFunction, ScalarFunction, TorchFunction
+from .base import Problem, check_fitness, make_bounds
+from .classic import CLASSIC, FEP_FUNCTIONS, ClassicProblem
+
+
+@dataclass(frozen=True)
+class ProblemEntry:
+    factory: Callable[..., Problem]
+    summary: str
+    default_dim: int | None = None  # a problem of fixed dimension sets it
+
+
+_REGISTRY: dict[str, ProblemEntry] = {}
+
+
+def register_problem(name: str, factory: Callable[..., Problem], summary: str, *, default_dim: int | None = None):
+    """Make `factory(dim=..., **params) -> Problem` available under `name`."""
+    _REGISTRY[name] = ProblemEntry(factory, summary, default_dim)
+
+
+def problem_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def problem_entry(name: str) -> ProblemEntry:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(unknown_name("problem", name, _REGISTRY)) from None
+
+
+def get_problem(name: str, dim: int | None = None, **params) -> Problem:
+    """Build the registered problem `name` in dimension `dim` with its own `params`.
+
+    >>> get_problem("rastrigin", dim=10)
+    ClassicProblem(name='rastrigin', dim=10, bounds=[-5.12, 5.12])
+    >>> get_problem("rosenbrock", dim=4, bounds=(-5, 10)).describe()["bounds"]
+    [-5.0, 10.0]
+    """
+    entry = problem_entry(name)
+    dim = entry.default_dim if dim is None else dim
+    if dim is None:
+        raise ValueError(f"problem {name!r} needs a dimension: pass dim=... (--dim on the command line)")
+    check_params(f"problem {name!r}", entry.factory, params, skip={"dim"})
+    return entry.factory(dim=dim, **params)
+
+
+def check_params(what: str, factory: Callable, params: dict, skip: set[str] = frozenset()) -> None:
+    """Reject parameter names `factory` does not take, listing the ones it does."""
+    sig = inspect.signature(factory)
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    known = [n for n in sig.parameters if n not in skip]
+    unknown = [k for k in params if k not in known]
+    if unknown:
+        raise ValueError(
+            f"{what} has no parameter {unknown[0]!r}; its parameters are: {', '.join(known) or 'none'}"
+        )
+
+
+def unknown_name(kind: str, name: str, known) -> str:
+    close = difflib.get_close_matches(str(name), list(known), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {kind} {name!r}{hint}; known {kind}s: {', '.join(sorted(known))}"
+
+
+def _classic_factory(function: str):
+    def factory(dim: int, bounds: tuple[float, float] | None = None) -> Problem:
+        return ClassicProblem(function, dim, bounds)
+
+    return factory
+
+
+def _fep_factory(name: str, function: str, lo: float, hi: float):
+    def factory(dim: int = 32) -> Problem:
+        return ClassicProblem(function, dim, (lo, hi), name=name)
+
+    return factory
+
+
+for _name, _spec in CLASSIC.items():
+    register_problem(_name, _classic_factory(_name), f"{_spec.summary} on [{_spec.lower:g}, {_spec.upper:g}]")
+for _name, (_fn, _lo, _hi) in FEP_FUNCTIONS.items():
+    register_problem(_name, _fep_factory(_name, _fn, _lo, _hi), f"paper 004: {_fn} on [{_lo:g}, {_hi:g}]", default_dim=32)
+
+__all__ = [
+    "Problem",
+    "ClassicProblem",
+    "TorchFunction",
+    "NumpyFunction",
+    "ScalarFunction",
+    "get_problem",
+    "register_problem",
+    "problem_names",
+    "check_fitness",
+    "make_bounds",
+]

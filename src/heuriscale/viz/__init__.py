@@ -1,0 +1,1 @@
+"""Plots and pictures from results (matplotlib, an optional extra)."""

@@ -1,0 +1,33 @@
+"""The README's examples run as written (the Python block; the CLI lines on the CPU)."""
+
+import re
+import shlex
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from heuriscale.cli import app
+
+README = (Path(__file__).parents[1] / "README.md").read_text()
+
+
+def test_python_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    assert blocks, "README has no Python example"
+    for block in blocks:
+        exec(compile(block.replace('device="auto"', 'device="cpu"'), "README.md", "exec"), {})
+    assert "torch.Size([10])" in capsys.readouterr().out
+
+
+def test_cli_examples_run():
+    lines = re.findall(r"^heuriscale run .*$", README, re.M)
+    assert len(lines) >= 2
+    for line in lines:
+        # keep each example's shape, shrink its budget for the test run
+        line = line.split("#")[0]
+        line = re.sub(r"--iters \d+", "--iters 20", line)
+        line = re.sub(r"--evals \d+", "--evals 2000", line)
+        line = re.sub(r"--pop \d+", "--pop 256", line)
+        line = re.sub(r"--json \S+", "", line)
+        res = CliRunner().invoke(app, shlex.split(line)[1:] + ["--device", "cpu", "-q"])
+        assert res.exit_code == 0, (line, res.output)
