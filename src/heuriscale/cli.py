@@ -135,7 +135,3 @@ def list_(what: Annotated[str, typer.Argument(help="algorithms, problems or all"
             )
             table.add_row(name, entry.summary, params)
         out.print(table)
-
-
-def main() -> None:  # pragma: no cover - console entry point
-    app()

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 
@@ -115,7 +117,9 @@ class ScalarFunction(_HostFunction):
 
     def _evaluate_rows(self, rows: np.ndarray) -> np.ndarray:
         if self._executor is None and (self.workers or 1) > 1:
-            self._executor = ProcessPoolExecutor(max_workers=self.workers)
+            # forkserver: workers never inherit a CUDA context (fork after CUDA init is unsafe)
+            context = multiprocessing.get_context("forkserver" if sys.platform == "linux" else "spawn")
+            self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         if self._executor is None:
             return np.array([float(self.fn(row)) for row in rows])
         chunk = max(1, len(rows) // (4 * (self.workers or 4)))
