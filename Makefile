@@ -24,7 +24,7 @@ test-gpu: setup
 	$(BIN)/python -m pytest -m gpu
 
 test-slow: setup
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m "slow and not gpu"
 
 demo: setup
 	$(BIN)/heuriscale run pso --problem rastrigin --dim 30 --pop 1024 --iters 500 --runs 10 --device auto --seed 0

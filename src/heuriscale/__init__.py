@@ -6,7 +6,7 @@
 torch.Size([4])
 """
 
-from .algorithms import PSO, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
+from .algorithms import APO, PRS, PSO, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
 from .engine import Result, Runner, minimize
 from .problems import (
     NumpyFunction,
@@ -34,6 +34,8 @@ __all__ = [
     "Algorithm",
     "State",
     "PSO",
+    "PRS",
+    "APO",
     "get_algorithm",
     "algorithm_names",
     "register_algorithm",

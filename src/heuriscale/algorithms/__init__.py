@@ -1,6 +1,8 @@
 """How a problem is optimised: one file per algorithm, pure state -> state steps."""
 
+from .apo import APO
 from .base import Algorithm, State
+from .prs import PRS
 from .pso import PSO
 from .registry import algorithm_class, algorithm_names, get_algorithm, register_algorithm
 
@@ -8,6 +10,8 @@ __all__ = [
     "Algorithm",
     "State",
     "PSO",
+    "APO",
+    "PRS",
     "get_algorithm",
     "register_algorithm",
     "algorithm_names",

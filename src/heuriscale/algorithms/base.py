@@ -15,6 +15,7 @@ support, which generator objects are not.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -69,6 +70,24 @@ class Algorithm:
 
     def params(self) -> dict:
         return dataclasses.asdict(self)
+
+    def with_horizon(self, steps: float) -> Algorithm:
+        """This algorithm for a run of `steps` iterations.
+
+        Algorithms whose schedule depends on the run's length declare a field `max_iters`;
+        left at None, it is taken from the engine's budget here.
+        """
+        if getattr(self, "max_iters", 0) is not None:
+            return self
+        if not math.isfinite(steps):
+            raise ValueError(
+                f"{self.name} schedules its steps over max_iters: give iters or evals, or set max_iters=..."
+            )
+        return dataclasses.replace(self, max_iters=int(steps))
+
+    def check_ready(self) -> None:
+        if getattr(self, "max_iters", 0) is None:
+            raise ValueError(f"{self.name} needs max_iters (the length of its schedule): set max_iters=...")
 
 
 def uniform(lower: torch.Tensor, upper: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:

@@ -101,6 +101,7 @@ class Runner:
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
         self.algorithm = as_algorithm(algorithm)
+        self.algorithm.check_ready()
         self.problem = as_problem(problem, dim)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
@@ -236,8 +237,7 @@ def minimize(
     if iters is None and evals is None and time_limit is None:
         raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
 
-    runner = Runner(problem, algorithm, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target)
-    algo = runner.algorithm
+    algo = as_algorithm(algorithm)
     max_steps = math.inf if iters is None else iters
     if evals is not None:
         if evals < algo.evals_per_init():
@@ -246,6 +246,8 @@ def minimize(
                 f"for pop_size={algo.pop_size}): raise evals or lower pop_size"
             )
         max_steps = min(max_steps, (evals - algo.evals_per_init()) // algo.evals_per_step())
+    algo = algo.with_horizon(max_steps)
+    runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target)
 
     # Stop checks and progress need the device's answer; between them, steps queue freely.
     needs_sync = target is not None or time_limit is not None or progress
