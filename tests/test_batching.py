@@ -17,6 +17,8 @@ CASES = {
     "pso": ("rastrigin", 5, lambda: hs.PSO(pop_size=20), 40),
     "apo": ("rastrigin", 5, lambda: hs.APO(pop_size=20), 40),
     "prs": ("rastrigin", 2, lambda: hs.PRS(pop_size=32), 30),
+    "fep": ("rastrigin", 5, lambda: hs.FEP(pop_size=20), 40),
+    "firefly": ("rastrigin", 3, lambda: hs.Firefly(pop_size=20), 20),
 }
 
 
@@ -30,8 +32,9 @@ def test_batched_runs_match_separate_runs_in_distribution(name):
         for k in range(runs)
     ])
     assert batched.unique().numel() == runs  # runs differ from each other
-    assert stats.mannwhitneyu(batched.numpy(), separate.numpy()).pvalue > 0.01
-    assert stats.ks_2samp(batched.numpy(), separate.numpy()).pvalue > 0.01
+    # 10 tests (5 algorithms x 2): 1e-3 each keeps the family's false-alarm rate near 1 %
+    assert stats.mannwhitneyu(batched.numpy(), separate.numpy()).pvalue > 1e-3
+    assert stats.ks_2samp(batched.numpy(), separate.numpy()).pvalue > 1e-3
 
 
 def test_runs_do_not_interact():

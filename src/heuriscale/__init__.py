@@ -6,7 +6,7 @@
 torch.Size([4])
 """
 
-from .algorithms import APO, PRS, PSO, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
+from .algorithms import APO, FEP, PRS, PSO, Firefly, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
 from .engine import Result, Runner, minimize
 from .problems import (
     NumpyFunction,
@@ -36,6 +36,8 @@ __all__ = [
     "PSO",
     "PRS",
     "APO",
+    "FEP",
+    "Firefly",
     "get_algorithm",
     "algorithm_names",
     "register_algorithm",

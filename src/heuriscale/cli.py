@@ -8,11 +8,12 @@ import inspect
 from pathlib import Path
 from typing import Annotated, Optional
 
+import torch
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from . import algorithms, problems
+from . import algorithms, local, problems
 from .engine import Result, minimize
 
 app = typer.Typer(
@@ -62,6 +63,10 @@ def run(
     problem_param: Annotated[
         Optional[list[str]], typer.Option("--problem-param", "-P", help="problem parameter key=value, e.g. bounds=-5,10")
     ] = None,
+    refine: Annotated[
+        Optional[str], typer.Option(help="refine each run's best point afterwards: bfgs or lbfgs")
+    ] = None,
+    refine_iters: Annotated[int, typer.Option(help="iterations of the refiner")] = 200,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="write the full result as JSON")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
 ) -> None:
@@ -74,6 +79,8 @@ def run(
     try:
         prob = problems.get_problem(problem, dim=dim, **_parse_assignments(problem_param, "--problem-param"))
         algo = algorithms.get_algorithm(algorithm, preset=preset, **algo_params)
+        if refine is not None:
+            algo = local.Hybrid(algorithm=algo, refine=local.get_refiner(refine, max_iter=refine_iters))
         result = minimize(
             prob, algo, iters=iters, evals=evals, time_limit=time_limit, target=target,
             runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet,
@@ -88,13 +95,19 @@ def run(
 
 def _print_result(result: Result) -> None:
     s = result.summary()
-    table = Table(title=f"{result.algorithm['name']} on {result.problem['name']} (D={result.problem['dim']})")
+    algo = result.algorithm
+    name = f"{algo['algorithm']['name']} + {algo['refine']['name']}" if "refine" in algo else algo["name"]
+    table = Table(title=f"{name} on {result.problem['name']} (D={result.problem['dim']})")
     table.add_column("quantity")
     table.add_column("value", justify="right")
     table.add_row("runs", str(result.runs))
     for key in ("best", "median", "worst"):
         table.add_row(f"{key} f", f"{s[key]:.6g}")
     table.add_row("mean ± std f", f"{s['mean']:.6g} ± {s['std']:.3g}")
+    if "global_best_f" in result.extra:
+        before = torch.tensor(result.extra["global_best_f"])
+        table.add_row("before refinement: median f", f"{float(before.quantile(0.5)):.6g}")
+        table.add_row("runs improved by refinement", f"{int((result.best_f < before).sum())} of {result.runs}")
     if result.problem.get("optimum_f") is not None:
         table.add_row("known optimum", f"{result.problem['optimum_f']:.6g}")
     table.add_row("evaluations / run", f"{result.evals:,}")

@@ -2,6 +2,8 @@
 
 from .apo import APO
 from .base import Algorithm, State
+from .fep import FEP
+from .firefly import Firefly
 from .prs import PRS
 from .pso import PSO
 from .registry import algorithm_class, algorithm_names, get_algorithm, register_algorithm
@@ -12,6 +14,8 @@ __all__ = [
     "PSO",
     "APO",
     "PRS",
+    "FEP",
+    "Firefly",
     "get_algorithm",
     "register_algorithm",
     "algorithm_names",

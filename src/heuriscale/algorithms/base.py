@@ -14,6 +14,7 @@ support, which generator objects are not.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -85,9 +86,33 @@ class Algorithm:
             )
         return dataclasses.replace(self, max_iters=int(steps))
 
+    def finish(self, problem: Problem, state: State, best_x: torch.Tensor, best_f: torch.Tensor):
+        """After the last step: improved `(best_x, best_f, info)`, or None (the default).
+
+        Wrappers such as `heuriscale.local.Hybrid` refine the best points here.
+        """
+        return None
+
     def check_ready(self) -> None:
         if getattr(self, "max_iters", 0) is None:
             raise ValueError(f"{self.name} needs max_iters (the length of its schedule): set max_iters=...")
+
+
+_phase_hook = None  # set by the engine's profiling mode: name -> context manager
+
+
+def phase(name: str):
+    """Mark a named phase of a step (e.g. paper 004's mutation / selection).
+
+    A no-op unless the engine profiles, in which case the time spent in each phase is
+    reported in `result.extra["phases"]`.
+    """
+    return contextlib.nullcontext() if _phase_hook is None else _phase_hook(name)
+
+
+def set_phase_hook(hook) -> None:
+    global _phase_hook
+    _phase_hook = hook
 
 
 def uniform(lower: torch.Tensor, upper: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:

@@ -7,6 +7,7 @@ counting, history, stop criteria and wall-clock timing with device synchronisati
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
 import time
@@ -14,8 +15,9 @@ import time
 import torch
 
 from ..algorithms import Algorithm, State, get_algorithm
-from ..algorithms.base import take_rows
+from ..algorithms.base import phase, take_rows
 from ..problems import Problem, check_fitness, get_problem
+from .profile import PhaseTimer
 from .device import device_name, dtype_name, resolve_device, resolve_dtype, synchronize
 from .result import Result
 from .rng import RngStream
@@ -41,7 +43,8 @@ class _Guarded(Problem):
         self.nan_evals = torch.zeros(runs, dtype=torch.int64, device=inner.lower.device)
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
-        f = check_fitness(self.inner.evaluate(x), x, self.inner.name).to(x.dtype)
+        with phase("evaluation"):
+            f = check_fitness(self.inner.evaluate(x), x, self.inner.name).to(x.dtype)
         nan = torch.isnan(f)
         self.nan_evals += nan.reshape(nan.shape[0], -1).sum(1)
         return torch.where(nan, torch.inf, f)
@@ -110,9 +113,12 @@ class Runner:
         self._rng = RngStream(self.device, self.seed)
         self._guarded = _Guarded(self.problem.to(self.device, self.dtype), self.runs)
 
+        self._extra: dict = {}
+        self.stopped_by: str | None = None
+        self._extra_evals = 0
         synchronize(self.device)
         self._t0 = time.perf_counter()
-        with self._rng:
+        with self._rng, torch.no_grad():
             self.state = self.algorithm.init(self._guarded, self.runs)
         self._check_state(self.state)
         self.iteration = 0
@@ -135,7 +141,7 @@ class Runner:
     # -- stepping -------------------------------------------------------------------------
     def step(self, n: int = 1) -> None:
         """Advance every run by `n` iterations (no host synchronisation)."""
-        with self._rng:
+        with self._rng, torch.no_grad():
             for _ in range(n):
                 self.state = self.algorithm.step(self._guarded, self.state)
                 self.iteration += 1
@@ -162,11 +168,26 @@ class Runner:
             self._history_iter = self._history_iter[::2]
             self._history_stride *= 2
 
+    def stop_reason(self, max_steps: float, iters: int | None) -> str:
+        if self.stopped_by is not None:
+            return self.stopped_by
+        return "iters" if iters is not None and max_steps == iters else "evals"
+
+    def finish(self) -> None:
+        """Let the algorithm improve on the best points once the steps are done (e.g. refine)."""
+        with self._rng:
+            out = self.algorithm.finish(self._guarded, self.state, self.best_x, self.best_f)
+        if out is not None:
+            self.best_x, self.best_f, info = out
+            self._extra_evals += info.get("refine_evals", 0)
+            self._extra.update(info)
+
     # -- queries --------------------------------------------------------------------------
     @property
     def evals(self) -> int:
         """Evaluations per run so far."""
-        return self.algorithm.evals_per_init() + self.iteration * self.algorithm.evals_per_step()
+        algo = self.algorithm
+        return algo.evals_per_init() + self.iteration * algo.evals_per_step() + self._extra_evals
 
     def target_reached(self) -> bool:
         """True when every run has reached the target (synchronises with the device)."""
@@ -202,7 +223,7 @@ class Runner:
             algorithm={"name": self.algorithm.name, **self.algorithm.params()},
             stop_reason=stop_reason,
             evals_to_target=evals_to_target,
-            extra={"torch": torch.__version__, "target": self.target},
+            extra={"torch": torch.__version__, "target": self.target, **self._extra},
         )
 
 
@@ -220,11 +241,14 @@ def minimize(
     dtype: str | torch.dtype = "float32",
     seed: int | None = None,
     progress: bool = False,
+    profile: bool = False,
 ) -> Result:
     """Minimise `problem` with `algorithm` in `runs` independent runs advancing together.
 
     Stops at the first budget reached: `iters` iterations, `evals` evaluations per run,
     `time_limit` seconds, or `target` reached by every run (a target needs another budget).
+    With `profile=True`, `result.extra["phases"]` holds the seconds spent in each marked
+    phase of the steps (`evaluation` and the algorithm's own, e.g. FEP's `mutation`).
 
     >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
     >>> bool((r.best_f < 1e-6).all())
@@ -251,32 +275,42 @@ def minimize(
 
     # Stop checks and progress need the device's answer; between them, steps queue freely.
     needs_sync = target is not None or time_limit is not None or progress
-    chunk = 1 if needs_sync else max_steps
-    reason = "iters" if iters is not None and max_steps == iters else "evals"
     bar = _ProgressBar(runner, max_steps, time_limit) if progress else None
+    timer = PhaseTimer(runner.device)
     try:
-        while True:
-            if runner.target_reached():
-                reason = "target"
-                break
-            if time_limit is not None and runner.elapsed() >= time_limit:
-                reason = "time_limit"
-                break
-            left = max_steps - runner.iteration
-            if left <= 0:
-                break
-            n = int(min(chunk, left))
-            started = time.perf_counter()
-            runner.step(n)
-            if needs_sync:
-                synchronize(runner.device)
-                chunk = _next_chunk(n, time.perf_counter() - started)
-            if bar is not None:
-                bar.update(runner)
+        with timer.active() if profile else contextlib.nullcontext():
+            _run_chunks(runner, max_steps, time_limit, needs_sync, bar)
     finally:
         if bar is not None:
             bar.close()
-    return runner.result(reason)
+    runner.finish()
+    result = runner.result(runner.stop_reason(max_steps, iters))
+    if profile:
+        result.extra["phases"] = dict(timer.seconds)
+    return result
+
+
+def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar) -> None:
+    """Step in chunks until a budget is spent; stop checks between chunks."""
+    chunk = 1 if needs_sync else max_steps
+    while True:
+        if runner.target_reached():
+            runner.stopped_by = "target"
+            return
+        if time_limit is not None and runner.elapsed() >= time_limit:
+            runner.stopped_by = "time_limit"
+            return
+        left = max_steps - runner.iteration
+        if left <= 0:
+            return
+        n = int(min(chunk, left))
+        started = time.perf_counter()
+        runner.step(n)
+        if needs_sync:
+            synchronize(runner.device)
+            chunk = _next_chunk(n, time.perf_counter() - started)
+        if bar is not None:
+            bar.update(runner)
 
 
 def _next_chunk(n: int, seconds: float) -> int:

@@ -1,4 +1,17 @@
-"""Gradient-based refiners (batched BFGS / L-BFGS) and the hybrid wrapper.
+"""Gradient-based refiners (batched BFGS / L-BFGS) and the hybrid wrapper."""
 
-Filled in by the Firefly + BFGS work (paper 002); see ARCHITECTURE.md.
-"""
+from ..problems import unknown_name
+from .bfgs import BFGS, LBFGS, Refined
+from .hybrid import Hybrid
+
+REFINERS = {"bfgs": BFGS, "lbfgs": LBFGS}
+
+
+def get_refiner(name: str, **params) -> BFGS:
+    """`bfgs` or `lbfgs` with its parameters (max_iter, gtol, line_search, ...)."""
+    if name not in REFINERS:
+        raise ValueError(unknown_name("refiner", name, REFINERS))
+    return REFINERS[name](**params)
+
+
+__all__ = ["BFGS", "LBFGS", "Hybrid", "Refined", "get_refiner", "REFINERS"]

@@ -1,0 +1,108 @@
+"""Firefly Algorithm, as parallelised with CUDA in paper 002.
+
+For every pair (i, j) with j brighter than i (strictly lower objective), i is attracted
+towards j (paper 002, section 1.1, step 3):
+
+    x_i <- x_i + beta0 exp(-gamma r_ij^2) (x_j - x_i) + alpha rand(-1, 1)
+
+then clipped to the bounds.
+
+`update="synchronous"` (default) is the GPU kernel's semantics: every firefly moves from
+the previous generation's positions, summing the attraction of all brighter fireflies,
+with one noise vector `alpha u_i`, `u_i ~ U(-1, 1)^D`, drawn per firefly and generation and
+applied only to fireflies that have a brighter one (the brightest stays). The all-pairs
+term is computed in tiles of `tile` attractors, so memory stays O(N tile), never O(N^2 D).
+
+`update="sequential"` is paper 002's CPU listing: fireflies updated in place, pair by pair
+(Gauss-Seidel), clipped after each move, with fresh noise for every attraction; brightness
+is the one evaluated at the start of the generation. It is a Python double loop: slower,
+for comparison only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..problems.base import Problem
+from .base import Algorithm, State, check_positive, uniform
+from .registry import register_algorithm
+
+#: Attractor tile when `tile` is not set: about this many pair weights per tile and run set.
+PAIRS_PER_TILE = 1 << 24
+
+
+def attraction(x: torch.Tensor, f: torch.Tensor, beta0: float, gamma: float, tile: int):
+    """sum_j [f_j < f_i] beta0 exp(-gamma |x_i - x_j|^2) (x_j - x_i), and whether any j is brighter.
+
+    x (runs, n, dim), f (runs, n); attractors are processed `tile` at a time.
+    """
+    runs, n, _ = x.shape
+    sq = (x * x).sum(-1)  # |x_i|^2
+    pull = torch.zeros_like(x)
+    weight_sum = torch.zeros_like(f)
+    has_brighter = torch.zeros_like(f, dtype=torch.bool)
+    for start in range(0, n, tile):
+        xj, fj, sqj = x[:, start:start + tile], f[:, start:start + tile], sq[:, start:start + tile]
+        r2 = (sq[:, :, None] + sqj[:, None, :] - 2.0 * x @ xj.transpose(1, 2)).clamp(min=0.0)
+        brighter = fj[:, None, :] < f[:, :, None]  # (runs, n, tile)
+        w = torch.where(brighter, beta0 * torch.exp(-gamma * r2), 0.0)
+        pull = pull + w @ xj
+        weight_sum = weight_sum + w.sum(-1)
+        has_brighter = has_brighter | brighter.any(-1)
+    return pull - weight_sum[..., None] * x, has_brighter
+
+
+@register_algorithm
+@dataclass(kw_only=True)
+class Firefly(Algorithm):
+    """Firefly Algorithm with randomness `alpha`, attractiveness `beta0`, absorption `gamma`."""
+
+    alpha: float = 0.2
+    beta0: float = 1.0
+    gamma: float = 1.0
+    update: str = "synchronous"
+    tile: int | None = None
+
+    name = "firefly"
+    min_pop = 2
+    presets = {"paper002": {"pop_size": 40, "alpha": 0.5, "beta0": 0.2, "gamma": 1.0}}
+    paper = "002"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.update not in ("synchronous", "sequential"):
+            raise ValueError(f"firefly: update must be 'synchronous' or 'sequential', got {self.update!r}")
+        if not (self.alpha >= 0 and self.beta0 >= 0 and self.gamma >= 0):
+            raise ValueError("firefly: alpha, beta0 and gamma must be >= 0")
+        if self.tile is not None:
+            check_positive(self.name, tile=self.tile)
+
+    def init(self, problem: Problem, runs: int) -> State:
+        x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
+        return State(x=x, f=problem.evaluate(x))
+
+    def step(self, problem: Problem, s: State) -> State:
+        if self.update == "sequential":
+            x = self._sequential_move(problem, s)
+        else:
+            runs, n, _ = s.x.shape
+            tile = self.tile or max(1, min(n, PAIRS_PER_TILE // (runs * n)))
+            pull, has_brighter = attraction(s.x, s.f, self.beta0, self.gamma, tile)
+            noise = self.alpha * (2.0 * torch.rand_like(s.x) - 1.0)
+            x = s.x + pull + torch.where(has_brighter[..., None], noise, 0.0)
+            x = torch.clamp(x, problem.lower, problem.upper)
+        return State(x=x, f=problem.evaluate(x))
+
+    def _sequential_move(self, problem: Problem, s: State) -> torch.Tensor:
+        runs, n, dim = s.x.shape
+        noise = self.alpha * (2.0 * torch.rand(runs, n, n, dim, device=s.x.device, dtype=s.x.dtype) - 1.0)
+        x = s.x.clone()
+        for i in range(n):
+            for j in range(n):
+                brighter = (s.f[:, j] < s.f[:, i])[:, None]
+                r2 = ((x[:, i] - x[:, j]) ** 2).sum(-1, keepdim=True)
+                moved = x[:, i] + self.beta0 * torch.exp(-self.gamma * r2) * (x[:, j] - x[:, i]) + noise[:, i, j]
+                x[:, i] = torch.where(brighter, torch.clamp(moved, problem.lower, problem.upper), x[:, i])
+        return x

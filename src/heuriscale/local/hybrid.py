@@ -1,0 +1,82 @@
+"""`Hybrid`: any algorithm's global search, then batched local refinement of its best points.
+
+Paper 002's Firefly + BFGS is `Hybrid(Firefly(...), refine=BFGS(...))`; the wrapper works
+with every algorithm. The engine calls `finish` after the last step; the result then
+reports the refined best values, and the global phase's in `result.extra["global_best_f"]`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import torch
+
+from ..algorithms.base import Algorithm, State, take_rows
+from ..problems.base import Problem
+from .bfgs import BFGS
+
+
+@dataclass(kw_only=True)
+class Hybrid(Algorithm):
+    """Run `algorithm`, then refine each run's best point (and the `top_k` best of its
+    final population) with `refine`."""
+
+    algorithm: Algorithm
+    refine: BFGS = field(default_factory=BFGS)
+    top_k: int = 0
+
+    name = "hybrid"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.algorithm, Algorithm):
+            raise ValueError(f"Hybrid needs an Algorithm to wrap, got {type(self.algorithm).__name__}")
+        self.pop_size = self.algorithm.pop_size
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or not 0 <= self.top_k <= self.pop_size:
+            raise ValueError(f"hybrid: top_k must be an integer in 0..pop_size={self.pop_size}, got {self.top_k!r}")
+
+    def init(self, problem: Problem, runs: int) -> State:
+        return self.algorithm.init(problem, runs)
+
+    def step(self, problem: Problem, state: State) -> State:
+        return self.algorithm.step(problem, state)
+
+    def evals_per_init(self) -> int:
+        return self.algorithm.evals_per_init()
+
+    def evals_per_step(self) -> int:
+        return self.algorithm.evals_per_step()
+
+    def with_horizon(self, steps: float) -> Hybrid:
+        return dataclasses.replace(self, algorithm=self.algorithm.with_horizon(steps))
+
+    def check_ready(self) -> None:
+        self.algorithm.check_ready()
+
+    def params(self) -> dict:
+        return {
+            "algorithm": {"name": self.algorithm.name, **self.algorithm.params()},
+            "refine": {"name": self.refine.name, **dataclasses.asdict(self.refine)},
+            "top_k": self.top_k,
+        }
+
+    def finish(self, problem: Problem, state: State, best_x: torch.Tensor, best_f: torch.Tensor):
+        starts = best_x[:, None]
+        if self.top_k:
+            top = state.f.topk(self.top_k, dim=-1, largest=False).indices
+            starts = torch.cat([starts, state.x.gather(1, top[..., None].expand(-1, -1, state.x.shape[-1]))], 1)
+        refined = self.refine.refine(problem, starts)
+        f, at = refined.f.min(-1)
+        better = f < best_f
+        info = {
+            "global_best_f": best_f.detach().cpu().double().tolist(),
+            "refine": self.refine.name,
+            "refine_iterations": refined.iterations,
+            "refine_converged": refined.converged.any(-1).cpu().tolist(),
+            "refine_evals": refined.evals * starts.shape[1],
+        }
+        return (
+            torch.where(better[:, None], take_rows(refined.x, at), best_x),
+            torch.where(better, f, best_f),
+            info,
+        )
