@@ -63,6 +63,11 @@ def run(
     problem_param: Annotated[
         Optional[list[str]], typer.Option("--problem-param", "-P", help="problem parameter key=value, e.g. bounds=-5,10")
     ] = None,
+    image: Annotated[Optional[str], typer.Option(help="otsu: a skimage.data image name or an image file")] = None,
+    levels: Annotated[Optional[int], typer.Option(help="otsu: number of thresholds")] = None,
+    output_image: Annotated[
+        Optional[Path], typer.Option(help="otsu: write the image thresholded by the best solution")
+    ] = None,
     refine: Annotated[
         Optional[str], typer.Option(help="refine each run's best point afterwards: bfgs or lbfgs")
     ] = None,
@@ -76,8 +81,10 @@ def run(
         algo_params["pop_size"] = pop
     if iters is None and evals is None and time_limit is None:
         iters = 1000
+    prob_params = _parse_assignments(problem_param, "--problem-param")
+    prob_params.update({k: v for k, v in (("image", image), ("levels", levels)) if v is not None})
     try:
-        prob = problems.get_problem(problem, dim=dim, **_parse_assignments(problem_param, "--problem-param"))
+        prob = problems.get_problem(problem, dim=dim, **prob_params)
         algo = algorithms.get_algorithm(algorithm, preset=preset, **algo_params)
         if refine is not None:
             algo = local.Hybrid(algorithm=algo, refine=local.get_refiner(refine, max_iter=refine_iters))
@@ -88,6 +95,11 @@ def run(
     except ValueError as exc:
         _fail(str(exc))
     _print_result(result)
+    if output_image is not None:
+        if not hasattr(prob, "save_thresholded"):
+            _fail("--output-image is for the otsu problem")
+        prob.save_thresholded(result.x, output_image)
+        out.print(f"thresholded image written to {output_image}")
     if json_path is not None:
         result.save_json(json_path)
         out.print(f"result written to {json_path}")
@@ -110,6 +122,13 @@ def _print_result(result: Result) -> None:
         table.add_row("runs improved by refinement", f"{int((result.best_f < before).sum())} of {result.runs}")
     if result.problem.get("optimum_f") is not None:
         table.add_row("known optimum", f"{result.problem['optimum_f']:.6g}")
+    if "feasible" in result.extra:
+        feasible = sum(result.extra["feasible"])
+        table.add_row("feasible runs", f"{feasible} of {result.runs}")
+        table.add_row("largest violation (best point)", f"{max(result.extra['max_violation']):.3g}")
+    solution = {k: v for k, v in result.extra.get("solution", {}).items() if k != "x"}
+    if solution:
+        table.add_row("best solution", ", ".join(f"{k}={_short(v)}" for k, v in solution.items()))
     table.add_row("evaluations / run", f"{result.evals:,}")
     table.add_row("iterations", f"{result.iterations:,} (stopped by {result.stop_reason})")
     nan = int(result.nan_evals.sum())
@@ -119,6 +138,14 @@ def _print_result(result: Result) -> None:
     table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}")
     table.add_row("seed", str(result.seed))
     out.print(table)
+
+
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_short(v) for v in value) + "]"
+    return str(value)
 
 
 @app.command("list")

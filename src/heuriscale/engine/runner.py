@@ -39,7 +39,7 @@ class _Guarded(Problem):
     def __init__(self, inner: Problem, runs: int) -> None:
         self.__dict__.update(vars(inner))
         self.inner = inner
-        self.host_bound = inner.host_bound
+        self.name, self.host_bound = inner.name, inner.host_bound
         self.nan_evals = torch.zeros(runs, dtype=torch.int64, device=inner.lower.device)
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
@@ -223,8 +223,21 @@ class Runner:
             algorithm={"name": self.algorithm.name, **self.algorithm.params()},
             stop_reason=stop_reason,
             evals_to_target=evals_to_target,
-            extra={"torch": torch.__version__, "target": self.target, **self._extra},
+            extra={"torch": torch.__version__, "target": self.target, **self._extra, **self._solution_report()},
         )
+
+    def _solution_report(self) -> dict:
+        """Feasibility of each run's best point (constrained problems) and a readable best solution."""
+        problem = self.problem.to("cpu", torch.float64)
+        x = self.best_x.detach().cpu().double()
+        report = {"solution": problem.decode(x[int(torch.argmin(self.best_f))])}
+        if problem.n_constraints:
+            g = problem.constraints(x)
+            report["max_violation"] = g.clamp(min=0).amax(-1).tolist()
+            report["feasible"] = (g <= 0).all(-1).tolist()
+            if hasattr(problem, "objective"):
+                report["objective"] = problem.objective(x).tolist()
+        return report
 
 
 def minimize(

@@ -20,15 +20,15 @@ from .classic import CLASSIC, FEP_FUNCTIONS, ClassicProblem
 class ProblemEntry:
     factory: Callable[..., Problem]
     summary: str
-    default_dim: int | None = None  # a problem of fixed dimension sets it
+    needs_dim: bool = True  # False: the problem has a default or fixed dimension
 
 
 _REGISTRY: dict[str, ProblemEntry] = {}
 
 
-def register_problem(name: str, factory: Callable[..., Problem], summary: str, *, default_dim: int | None = None):
+def register_problem(name: str, factory: Callable[..., Problem], summary: str, *, needs_dim: bool = True):
     """Make `factory(dim=..., **params) -> Problem` available under `name`."""
-    _REGISTRY[name] = ProblemEntry(factory, summary, default_dim)
+    _REGISTRY[name] = ProblemEntry(factory, summary, needs_dim)
 
 
 def problem_names() -> list[str]:
@@ -51,8 +51,7 @@ def get_problem(name: str, dim: int | None = None, **params) -> Problem:
     [-5.0, 10.0]
     """
     entry = problem_entry(name)
-    dim = entry.default_dim if dim is None else dim
-    if dim is None:
+    if dim is None and entry.needs_dim:
         raise ValueError(f"problem {name!r} needs a dimension: pass dim=... (--dim on the command line)")
     check_params(f"problem {name!r}", entry.factory, params, skip={"dim"})
     return entry.factory(dim=dim, **params)
@@ -85,16 +84,52 @@ def _classic_factory(function: str):
 
 
 def _fep_factory(name: str, function: str, lo: float, hi: float):
-    def factory(dim: int = 32) -> Problem:
-        return ClassicProblem(function, dim, (lo, hi), name=name)
+    def factory(dim: int | None = None) -> Problem:
+        return ClassicProblem(function, 32 if dim is None else dim, (lo, hi), name=name)
 
     return factory
 
 
+def _fixed_dim(name: str, dim: int | None, fixed: int) -> None:
+    if dim is not None and dim != fixed:
+        raise ValueError(f"problem {name!r} has dimension {fixed}; drop dim (--dim) or set it to {fixed}")
+
+
+def _spring(dim: int | None = None, handling: str = "penalty", weight: float = 1e5) -> Problem:
+    """Spring design with its constraints handled by `handling` ('penalty' or 'deb')."""
+    from .constraints import Constrained
+    from .engineering import SpringDesign
+
+    _fixed_dim("spring", dim, 3)
+    return Constrained(SpringDesign(), method=handling, weight=weight)
+
+
+def _otsu(dim: int | None = None, image: str = "camera", levels: int | None = None, size: int | None = None) -> Problem:
+    """Otsu thresholding with `levels` thresholds (default: dim, else 1) on `image` resized to `size`."""
+    from .otsu import OtsuThresholding
+
+    levels = levels if levels is not None else (dim if dim is not None else 1)
+    _fixed_dim("otsu", dim, levels)
+    return OtsuThresholding(image=image, levels=levels, size=size)
+
+
+def _cec2022_factory(function: int):
+    def factory(dim: int) -> Problem:
+        from .cec2022 import CEC2022
+
+        return CEC2022(function, dim)
+
+    return factory
+
+
+for _k in range(1, 13):
+    register_problem(f"cec2022-f{_k}", _cec2022_factory(_k), f"CEC 2022 F{_k} (official), D = 2, 10, 20, [-100, 100]")
 for _name, _spec in CLASSIC.items():
     register_problem(_name, _classic_factory(_name), f"{_spec.summary} on [{_spec.lower:g}, {_spec.upper:g}]")
 for _name, (_fn, _lo, _hi) in FEP_FUNCTIONS.items():
-    register_problem(_name, _fep_factory(_name, _fn, _lo, _hi), f"paper 004: {_fn} on [{_lo:g}, {_hi:g}]", default_dim=32)
+    register_problem(_name, _fep_factory(_name, _fn, _lo, _hi), f"paper 004: {_fn} on [{_lo:g}, {_hi:g}], D = 32", needs_dim=False)
+register_problem("spring", _spring, "tension/compression spring design, 3 variables, 4 constraints", needs_dim=False)
+register_problem("otsu", _otsu, "multi-level Otsu thresholding of a grey image (dim = levels)", needs_dim=False)
 
 __all__ = [
     "Problem",

@@ -30,6 +30,8 @@ class Problem:
     #: True when `evaluate` leaves the device (NumPy or Python objectives): the engine
     #: then never compiles or graph-captures a step that calls it.
     host_bound: bool = False
+    #: How many constraints g(x) <= 0 `constraints` returns (0: unconstrained).
+    n_constraints: int = 0
 
     def __init__(
         self,
@@ -50,6 +52,14 @@ class Problem:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.evaluate(x)
+
+    def constraints(self, x: torch.Tensor) -> torch.Tensor:
+        """Constraint values g[..., n_constraints]; the point is feasible where all g <= 0."""
+        raise NotImplementedError(f"problem {self.name!r} has no constraints")
+
+    def decode(self, x: torch.Tensor) -> dict:
+        """A readable form of one solution x[dim] (thresholds, a design, ...)."""
+        return {"x": [float(v) for v in x]}
 
     def to(self, device: torch.device | str, dtype: torch.dtype | None = None) -> Problem:
         """A shallow copy whose tensor attributes live on `device` (floats cast to `dtype`)."""

@@ -1,0 +1,69 @@
+"""Constraint handling: turning `g(x) <= 0` constraints into something every algorithm minimises.
+
+A problem declares constraints by setting `n_constraints` and implementing
+`constraints(x) -> g[..., m]` (feasible where every `g <= 0`); its `evaluate` stays the raw
+objective. `Constrained(problem, method=...)` wraps it:
+
+- `"penalty"` (default, a static penalty): `f(x) + weight * v(x)`;
+- `"deb"` (Deb's feasibility rules as one number): feasible points keep `f(x)`, infeasible
+  ones get `offset + v(x)`, so a feasible point beats every infeasible one and infeasible
+  points compare by violation. The order is exactly Deb's when `offset` is at least the
+  largest objective value in the box (by default it is estimated from 4096 samples, times 2);
+
+with `v(x) = sum_i max(0, g_i(x))` the total violation.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import Problem
+
+
+def violation(g: torch.Tensor) -> torch.Tensor:
+    """Total violation sum_i max(0, g_i) of constraint values g[..., m]."""
+    return g.clamp(min=0).sum(-1)
+
+
+class Constrained(Problem):
+    """`problem` with its constraints folded into the objective."""
+
+    def __init__(self, problem: Problem, method: str = "penalty", weight: float = 1e5, offset: float | None = None):
+        if problem.n_constraints < 1:
+            raise ValueError(f"problem {problem.name!r} declares no constraints to handle")
+        if method not in ("penalty", "deb"):
+            raise ValueError(f"constraint handling must be 'penalty' or 'deb', got {method!r}")
+        if not weight > 0:
+            raise ValueError(f"penalty weight must be > 0, got {weight!r}")
+        self.__dict__.update(vars(problem))
+        self.name, self.n_constraints, self.host_bound = problem.name, problem.n_constraints, problem.host_bound
+        self.inner = problem
+        self.method = method
+        self.weight = float(weight)
+        if method == "deb" and offset is None:
+            g = torch.Generator().manual_seed(0)
+            sample = problem.lower + (problem.upper - problem.lower) * torch.rand(4096, problem.dim, generator=g, dtype=torch.float64)
+            offset = 2.0 * float(problem.to("cpu", torch.float64).evaluate(sample).abs().max())
+        self.offset = offset
+
+    def evaluate(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.inner.evaluate(x)
+        v = violation(self.inner.constraints(x))
+        if self.method == "penalty":
+            return f + self.weight * v
+        return torch.where(v > 0, self.offset + v, f)
+
+    def constraints(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner.constraints(x)
+
+    def objective(self, x: torch.Tensor) -> torch.Tensor:
+        """The raw objective, without penalty."""
+        return self.inner.evaluate(x)
+
+    def decode(self, x: torch.Tensor) -> dict:
+        return self.inner.decode(x)
+
+    def to(self, device, dtype=None) -> Constrained:
+        moved = super().to(device, dtype)
+        moved.inner = self.inner.to(device, dtype)
+        return moved
