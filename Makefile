@@ -1,5 +1,6 @@
 # One command sets up and runs each job on a fresh machine (Python >= 3.10 on the PATH).
-#   make demo   set up, then the main job on the best device present
+#   make demo   set up, then the main job: a quick reproduction of all five papers on the
+#               best device present (reports in reproductions/)
 #   make test   set up, then the test suite (GPU and slow tests: make test-gpu / test-slow)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -27,7 +28,7 @@ test-slow: setup
 	$(BIN)/python -m pytest -m "slow and not gpu"
 
 demo: setup
-	$(BIN)/heuriscale run pso --problem rastrigin --dim 30 --pop 1024 --iters 500 --runs 10 --device auto --seed 0
+	$(BIN)/heuriscale reproduce all --scale quick --out reproductions
 
 clean:
 	rm -rf $(VENV) .pytest_cache

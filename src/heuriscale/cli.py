@@ -57,6 +57,9 @@ def run(
     runs: Annotated[int, typer.Option(help="independent runs, advanced together")] = 1,
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
     dtype: Annotated[str, typer.Option(help="float32 or float64")] = "float32",
+    engine: Annotated[
+        str, typer.Option(help="auto, eager, graph (CUDA-graph replay) or compiled (torch.compile + graph)")
+    ] = "auto",
     seed: Annotated[Optional[int], typer.Option(help="random seed (random if omitted; recorded in the result)")] = None,
     preset: Annotated[Optional[str], typer.Option(help="named parameter set of the algorithm, e.g. paper001")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="algorithm parameter key=value")] = None,
@@ -90,7 +93,7 @@ def run(
             algo = local.Hybrid(algorithm=algo, refine=local.get_refiner(refine, max_iter=refine_iters))
         result = minimize(
             prob, algo, iters=iters, evals=evals, time_limit=time_limit, target=target,
-            runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet,
+            runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet, engine=engine,
         )
     except ValueError as exc:
         _fail(str(exc))
@@ -135,9 +138,42 @@ def _print_result(result: Result) -> None:
     if nan:
         table.add_row("NaN evaluations", f"{nan:,} (treated as +inf)")
     table.add_row("wall time", f"{result.wall_time:.3f} s")
-    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}")
+    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {result.extra.get('engine')} engine")
     table.add_row("seed", str(result.seed))
     out.print(table)
+
+
+@app.command()
+def reproduce(
+    paper: Annotated[str, typer.Argument(help="pso, prs, firefly, apo, fep or all")] = "all",
+    scale: Annotated[str, typer.Option(help="quick (minutes, same shape) or paper (the papers' sizes)")] = "quick",
+    device: Annotated[Optional[str], typer.Option(help="devices to run on, e.g. cpu,cuda (default: all present)")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("reproductions"),
+) -> None:
+    """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours."""
+    from rich.markdown import Markdown
+    from rich.progress import Progress
+
+    from . import studies
+
+    keys = list(studies.PAPERS) if paper == "all" else [paper]
+    try:
+        for key in keys:
+            if key not in studies.PAPERS:
+                raise ValueError(f"unknown paper {key!r}: use {', '.join(studies.PAPERS)} or all")
+        if scale not in ("quick", "paper"):
+            raise ValueError(f"unknown scale {scale!r}: use quick or paper")
+        devices = studies.available_devices(device)
+    except ValueError as exc:
+        _fail(str(exc))
+    for key in keys:
+        spec = studies.PAPERS[key]
+        with Progress(transient=True, console=err) as bar:
+            task = bar.add_task(f"{key}: {spec.title[:60]}", total=None)
+            report = studies.reproduce_paper(spec, scale, devices, out_dir,
+                                             progress=lambda config, n: bar.update(task, advance=n))
+        out.print(Markdown(report.read_text()))
+        out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
 
 
 def _short(value) -> str:

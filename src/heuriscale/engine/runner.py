@@ -17,6 +17,7 @@ import torch
 from ..algorithms import Algorithm, State, get_algorithm
 from ..algorithms.base import phase, take_rows
 from ..problems import Problem, check_fitness, get_problem
+from .graph import DEFAULT_CHUNK, GraphStepper
 from .profile import PhaseTimer
 from .device import device_name, dtype_name, resolve_device, resolve_dtype, synchronize
 from .result import Result
@@ -71,6 +72,22 @@ def as_algorithm(algorithm: Algorithm | str) -> Algorithm:
     return algorithm
 
 
+ENGINES = ("auto", "eager", "graph", "compiled")
+
+
+def _check_engine(engine: str, device: torch.device, problem: Problem) -> str:
+    """Which stepping engine a runner uses; 'auto' is resolved by `minimize`."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if engine == "auto":
+        engine = "compiled" if device.type == "cuda" and not problem.host_bound else "eager"
+    if engine != "eager" and device.type != "cuda":
+        raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
+    if engine != "eager" and problem.host_bound:
+        raise ValueError(f"problem {problem.name!r} is evaluated on the host and cannot be graph-captured; use engine='eager'")
+    return engine
+
+
 def _check_count(name: str, value, minimum: int = 1) -> int | None:
     if value is None:
         return None
@@ -99,6 +116,8 @@ class Runner:
         dtype: str | torch.dtype = "float32",
         seed: int | None = None,
         target: float | None = None,
+        engine: str = "eager",
+        chunk: int = DEFAULT_CHUNK,
     ) -> None:
         self.runs = _check_count("runs", runs)
         self.device = resolve_device(device)
@@ -110,6 +129,10 @@ class Runner:
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = secrets.randbits(63) if seed is None else seed
         self.target = None if target is None else float(target)
+        self.engine = _check_engine(engine, self.device, self.problem)
+        self.chunk = _check_count("chunk", chunk)
+        self._stepper: GraphStepper | None = None
+        self.setup_time = 0.0  # compile + capture, seconds
         self._rng = RngStream(self.device, self.seed)
         self._guarded = _Guarded(self.problem.to(self.device, self.dtype), self.runs)
 
@@ -122,13 +145,14 @@ class Runner:
             self.state = self.algorithm.init(self._guarded, self.runs)
         self._check_state(self.state)
         self.iteration = 0
-        self.best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
-        self.best_x = self.state.x[:, 0].clone()
-        self._hit_iter = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
+        self._it = torch.zeros((), device=self.device, dtype=torch.int64)
+        best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
+        hit = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
+        self.best_x, self._hit_iter, self.best_f = self._track(self.state, self.state.x[:, 0], hit, self._it, best_f)
         self._history: list[torch.Tensor] = []
         self._history_iter: list[int] = []
         self._history_stride = 1
-        self._track(self.state)
+        self._record()
 
     def _check_state(self, state: State) -> None:
         pop = state.x.shape[1] if state.x.ndim == 3 else None
@@ -140,32 +164,76 @@ class Runner:
 
     # -- stepping -------------------------------------------------------------------------
     def step(self, n: int = 1) -> None:
-        """Advance every run by `n` iterations (no host synchronisation)."""
-        with self._rng, torch.no_grad():
-            for _ in range(n):
-                self.state = self.algorithm.step(self._guarded, self.state)
-                self.iteration += 1
-                self._track(self.state)
+        """Advance every run by `n` iterations (no host synchronisation).
 
-    def _track(self, state: State) -> None:
+        On the graph engines, whole chunks are replayed from the captured CUDA graph and
+        any remainder shorter than a chunk runs eagerly.
+        """
+        with self._rng, torch.no_grad():
+            while n > 0:
+                if self.engine != "eager" and n >= self.chunk:
+                    self._replay_chunk()
+                    n -= self.chunk
+                    continue
+                carry = self._advance(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+                self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
+                self.iteration += 1
+                n -= 1
+                if self.iteration % self._history_stride == 0:
+                    self._record()
+
+    def _replay_chunk(self) -> None:
+        carry = (self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+        if self._stepper is None:
+            started = time.perf_counter()
+            self._stepper = GraphStepper(self._advance, carry, self.chunk, compile_step=self.engine == "compiled")
+            self.setup_time += time.perf_counter() - started
+        self._stepper.load(carry)
+        self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._stepper.replay()
+        first = self.iteration + 1
+        self.iteration += self.chunk
+        self._record_block(self._stepper.history, first)
+
+    def _advance(self, state, best_x, hit, it, best_f):
+        """One iteration as a pure function: the algorithm's step, then best-so-far tracking."""
+        state = self.algorithm.step(self._guarded, state)
+        it = it + 1
+        best_x, hit, best_f = self._track(state, best_x, hit, it, best_f)
+        return state, best_x, hit, it, best_f
+
+    def _track(self, state: State, best_x, hit, it, best_f):
         fmin, idx = state.f.min(-1)
-        better = fmin < self.best_f
-        self.best_f = torch.where(better, fmin, self.best_f)
-        self.best_x = torch.where(better[:, None], take_rows(state.x, idx), self.best_x)
+        better = fmin < best_f
+        best_f = torch.where(better, fmin, best_f)
+        best_x = torch.where(better[:, None], take_rows(state.x, idx), best_x)
         if self.target is not None:
-            newly = (self.best_f <= self.target) & (self._hit_iter < 0)
-            self._hit_iter = torch.where(newly, self.iteration, self._hit_iter)
-        if self.iteration % self._history_stride == 0:
-            self._record()
+            hit = torch.where((best_f <= self.target) & (hit < 0), it, hit)
+        return best_x, hit, best_f
 
     def _record(self) -> None:
+        """Keep the current best-so-far in the history (a copy: graph buffers are reused)."""
         if self._history_iter and self._history_iter[-1] == self.iteration:
             return
-        self._history.append(self.best_f)
+        self._history.append(self.best_f.clone()[None])
         self._history_iter.append(self.iteration)
-        if len(self._history) > 2 * HISTORY_SIZE:  # thin out: keep every other sample
-            self._history = self._history[::2]
-            self._history_iter = self._history_iter[::2]
+        self._thin()
+
+    def _record_block(self, values: torch.Tensor, first: int) -> None:
+        """Keep the rows of a chunk's per-step best values (iterations first, first+1, ...)
+        that fall on the history stride, with one copy."""
+        stride = self._history_stride
+        start = (-first) % stride
+        if start < values.shape[0]:
+            self._history.append(values[start::stride].clone())
+            self._history_iter.extend(range(first + start, first + values.shape[0], stride))
+            self._thin()
+
+    def _thin(self) -> None:
+        if len(self._history_iter) > 2 * HISTORY_SIZE:  # keep every other sample
+            rows = torch.cat(self._history)
+            keep = [i for i, it in enumerate(self._history_iter) if it % (2 * self._history_stride) == 0]
+            self._history = [rows[keep]]
+            self._history_iter = [self._history_iter[i] for i in keep]
             self._history_stride *= 2
 
     def stop_reason(self, max_steps: float, iters: int | None) -> str:
@@ -213,7 +281,7 @@ class Runner:
             nan_evals=self._guarded.nan_evals.cpu(),
             iterations=self.iteration,
             history_iter=torch.tensor(self._history_iter),
-            history_f=torch.stack(self._history, 1).detach().cpu().double(),
+            history_f=torch.cat(self._history).T.detach().cpu().double(),
             wall_time=wall,
             device=str(self.device),
             device_name=device_name(self.device),
@@ -223,8 +291,16 @@ class Runner:
             algorithm={"name": self.algorithm.name, **self.algorithm.params()},
             stop_reason=stop_reason,
             evals_to_target=evals_to_target,
-            extra={"torch": torch.__version__, "target": self.target, **self._extra, **self._solution_report()},
+            extra={
+                "torch": torch.__version__, "target": self.target, "engine": self._engine_used(),
+                "setup_time": self.setup_time, **self._extra, **self._solution_report(),
+            },
         )
+
+    def _engine_used(self) -> str:
+        if self._stepper is None:
+            return "eager"
+        return "compiled+graph" if self._stepper.compiled else "graph"
 
     def _solution_report(self) -> dict:
         """Feasibility of each run's best point (constrained problems) and a readable best solution."""
@@ -255,6 +331,8 @@ def minimize(
     seed: int | None = None,
     progress: bool = False,
     profile: bool = False,
+    engine: str = "auto",
+    chunk: int = DEFAULT_CHUNK,
 ) -> Result:
     """Minimise `problem` with `algorithm` in `runs` independent runs advancing together.
 
@@ -262,6 +340,12 @@ def minimize(
     `time_limit` seconds, or `target` reached by every run (a target needs another budget).
     With `profile=True`, `result.extra["phases"]` holds the seconds spent in each marked
     phase of the steps (`evaluation` and the algorithm's own, e.g. FEP's `mutation`).
+
+    `engine`: "eager" runs each step as it is written (the reference); "graph" replays
+    chunks of `chunk` steps from a captured CUDA graph; "compiled" also compiles the step
+    with torch.compile first; "auto" (default) picks "compiled" on CUDA for runs of at
+    least 4 chunks (unless profiling or the objective runs on the host), else "eager".
+    Stop criteria are checked between chunks.
 
     >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
     >>> bool((r.best_f < 1e-6).all())
@@ -284,7 +368,12 @@ def minimize(
             )
         max_steps = min(max_steps, (evals - algo.evals_per_init()) // algo.evals_per_step())
     algo = algo.with_horizon(max_steps)
-    runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target)
+    if engine == "auto" and (profile or max_steps < 4 * chunk):
+        engine = "eager"  # phases need synchronisation; short runs do not repay compilation
+    runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target,
+                    engine=engine, chunk=chunk)
+    if profile and runner.engine != "eager":
+        raise ValueError("profile=True times each phase with synchronisations: use engine='eager' (or 'auto')")
 
     # Stop checks and progress need the device's answer; between them, steps queue freely.
     needs_sync = target is not None or time_limit is not None or progress
@@ -305,7 +394,8 @@ def minimize(
 
 def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar) -> None:
     """Step in chunks until a budget is spent; stop checks between chunks."""
-    chunk = 1 if needs_sync else max_steps
+    unit = 1 if runner.engine == "eager" else runner.chunk  # graph engines step whole chunks
+    chunk = unit if needs_sync else max_steps
     while True:
         if runner.target_reached():
             runner.stopped_by = "target"
@@ -319,7 +409,7 @@ def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, need
         n = int(min(chunk, left))
         started = time.perf_counter()
         runner.step(n)
-        if needs_sync:
+        if needs_sync and unit == 1:  # eager: grow the chunk to about CHUNK_SECONDS
             synchronize(runner.device)
             chunk = _next_chunk(n, time.perf_counter() - started)
         if bar is not None:
@@ -345,9 +435,14 @@ class _ProgressBar:
         )
         label = f"{runner.algorithm.name} on {runner.problem.name}"
         self.task = self.progress.add_task(label, total=self.total, status="")
+        self.last = 0.0
         self.progress.start()
 
     def update(self, runner: Runner) -> None:
+        now = time.perf_counter()
+        if now - self.last < 0.1:  # redraw at most 10 times a second
+            return
+        self.last = now
         done = runner.elapsed() if self.by_time else runner.iteration
         best = float(runner.best_f.min())
         self.progress.update(self.task, completed=min(done, self.total), status=f"it {runner.iteration}  best {best:.4g}")

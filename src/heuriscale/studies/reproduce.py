@@ -1,0 +1,300 @@
+"""`heuriscale reproduce`: run a paper's experiments and set our numbers beside the paper's.
+
+One generic runner for all papers: each experiment in `papers.py` becomes store-backed run
+configurations (rerunning resumes), then a table per experiment (the paper's numbers next
+to ours), figures, `results.csv`, `report.md` and a self-contained `report.html` under
+`DIR/<paper>/`.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import math
+import statistics
+from pathlib import Path
+
+import torch
+
+from ..engine.device import device_name, resolve_device
+from .papers import PAPERS, Experiment, Paper
+from .store import ResultStore
+from .study import RunConfig, aggregate, run_configs
+
+SCALES = ("quick", "paper")
+
+
+def available_devices(requested: str | None) -> list[str]:
+    """'cpu,cuda' as asked (checked), or every device present."""
+    if requested is None:
+        return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    devices = [d.strip() for d in requested.split(",") if d.strip()]
+    for d in devices:
+        resolve_device(d)  # a clear error for a device that is not there
+    return devices
+
+
+def _shrink(row_config: dict, quick: dict) -> dict:
+    config = {**row_config, "algorithm_params": dict(row_config.get("algorithm_params", {}))}
+    full_iters = config["iters"]
+    for field_name, (how, value) in quick.items():
+        target, key = (config["algorithm_params"], field_name.split(".", 1)[1]) if "." in field_name else (config, field_name)
+        if key not in target or target[key] is None:
+            continue
+        target[key] = min(target[key], value) if how == "cap" else max(1, int(round(target[key] * value)))
+    if config.get("snapshots") and config["iters"] != full_iters:  # keep snapshots at the same fractions
+        config["snapshots"] = tuple(max(0, round(s * config["iters"] / full_iters)) for s in config["snapshots"])
+    return config
+
+
+def configs_for(exp: Experiment, scale: str, devices: list[str]) -> list[tuple[dict, RunConfig]]:
+    out = []
+    for row in exp.rows:
+        config = row["config"] if scale == "paper" else _shrink(row["config"], exp.quick)
+        for device in ([row["device"]] if "device" in row else exp.devices):
+            if device not in devices:
+                continue
+            ran = {"ran": f"{config['iters']} it x {config.get('algorithm_params', {}).get('pop_size', '')}".rstrip(" x")}
+            run = RunConfig(**{k: (tuple(v) if k == "snapshots" else v) for k, v in config.items()},
+                            runs=exp.runs[scale], device=device, dtype=exp.dtype, timing=exp.timing,
+                            tags={**row["tags"], "experiment": exp.name, **ran})
+            out.append((row, run))
+    return out
+
+
+def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, progress=None) -> Path:
+    """Run (or resume) every experiment of `paper`, then write its report; returns report.md."""
+    from ..viz import figures
+
+    folder = out / paper.key
+    (folder / "figures").mkdir(parents=True, exist_ok=True)
+    store = ResultStore(folder / "results.sqlite")
+    study = f"{paper.key}-{scale}"
+    sections, csv_rows = [], []
+    try:
+        for exp in paper.experiments:
+            pairs = configs_for(exp, scale, devices)
+            run_configs(study, [c for _, c in pairs], store, on_progress=progress)
+            results = [(row, config, aggregate(store, study, config)) for row, config in pairs]
+            for _, config, agg in results:
+                for run in agg["runs"]:
+                    csv_rows.append({"experiment": exp.name, **config.tags, "device": config.device,
+                                     "device_name": run["device_name"], "repeat": run["repeat"], "seed": run["seed"],
+                                     "best_f": run["best_f"], "wall_time_s": run["wall_time"],
+                                     "setup_time_s": run["setup_time"], "evals": run["evals"]})
+            title, header, body = TABLES.get(exp.kind, _no_table)(exp, results, devices)
+            figs = figures.for_experiment(exp, results, folder / "figures")
+            sections.append((exp, title, header, body, figs))
+    finally:
+        store.close()
+    _write_csv(folder / "results.csv", csv_rows)
+    return _write_reports(paper, scale, devices, folder, sections)
+
+
+# -- tables ------------------------------------------------------------------------------------
+def _fmt(v, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _by_device(results, **tags):
+    return {c.device: a for r, c, a in results if all(c.tags.get(k) == v for k, v in tags.items())}
+
+
+def _speedup(cpu, cuda):
+    return cpu / cuda if cpu and cuda and cuda > 0 else None
+
+
+def _timing_table(exp, results, devices):
+    """Paper 001: our time per iteration (any run length) beside the paper's (100,000 iterations)."""
+    header = ["particles", "ours: iters x runs", "ours CPU us/it", "paper CPU us/it", "ours CUDA us/it",
+              "paper CUDA us/it", "ours speedup", "paper speedup"]
+    body = []
+    for row in exp.rows:
+        n = row["tags"]["particles"]
+        agg = _by_device(results, particles=n)
+        ours = {d: 1e6 * a["time"]["mean"] / a["runs"][0]["config"]["iters"] for d, a in agg.items()}
+        runs = next(iter(agg.values())) if agg else None
+        paper_its = row["config"]["iters"]
+        p = {d: 1000 * row["paper"][d]["avg"] / paper_its for d in ("cpu", "cuda")}
+        body.append([n, f"{runs['runs'][0]['config']['iters']} x {runs['n']}" if runs else "–",
+                     _fmt(ours.get("cpu")), _fmt(p["cpu"]), _fmt(ours.get("cuda")), _fmt(p["cuda"]),
+                     _fmt(_speedup(ours.get("cpu"), ours.get("cuda")), 3), _fmt(p["cpu"] / p["cuda"], 3)])
+    return exp.title + " (paper: 100,000 iterations, avg of 10 runs)", header, body
+
+
+def _quality_table(exp, results, devices):
+    keys = [k for k in exp.rows[0]["tags"]]
+    header = keys + ["ours: iters x pop", "ours CPU score", "ours CUDA score", "paper CPU score", "paper CUDA score",
+                     "ours CPU s", "ours CUDA s", "paper CPU s", "paper CUDA s", "ours speedup", "paper speedup"]
+    body = []
+    for row in exp.rows:
+        agg = _by_device(results, **row["tags"])
+        p = row["paper"]
+        t = {d: a["time"]["mean"] for d, a in agg.items()}
+        paper_speedup = p.get("speedup") or _speedup(p.get("cpu_time"), p.get("cuda_time"))
+        ran = next(iter(agg.values()))["runs"][0]["config"]["tags"]["ran"] if agg else "–"
+        body.append([row["tags"][k] for k in keys] + [ran,
+            _fmt(agg["cpu"]["f"]["mean"]) if "cpu" in agg else "–", _fmt(agg["cuda"]["f"]["mean"]) if "cuda" in agg else "–",
+            _fmt(p["cpu_score"]), _fmt(p["cuda_score"]), _fmt(t.get("cpu"), 3), _fmt(t.get("cuda"), 3),
+            _fmt(p["cpu_time"]), _fmt(p["cuda_time"]), _fmt(_speedup(t.get("cpu"), t.get("cuda")), 3), _fmt(paper_speedup, 3)])
+    note = " (scores: mean best over runs; our times: all runs of a row advanced together)"
+    return exp.title + note, header, body
+
+
+def _hybrid_table(exp, results, devices):
+    header = ["function", "device", "Firefly median", "Firefly + BFGS median", "improved trials", "paper's finding"]
+    body = []
+    for fn in dict.fromkeys(r["tags"]["function"] for r in exp.rows):
+        for device in devices:
+            alone = _by_device(results, function=fn, method="firefly").get(device)
+            hybrid = _by_device(results, function=fn, method="firefly+bfgs").get(device)
+            if not alone or not hybrid:
+                continue
+            a = [r["best_f"] for r in alone["runs"]]
+            h = [r["best_f"] for r in hybrid["runs"]]
+            improved = sum(y < x for x, y in zip(a, h))
+            finding = next(r["paper"]["finding"] for r in exp.rows if r["tags"]["function"] == fn)
+            body.append([fn, device, _fmt(statistics.median(a)), _fmt(statistics.median(h)), f"{improved} of {len(a)}", finding])
+    return exp.title, header, body
+
+
+def _time_modes_table(exp, results, devices):
+    header = ["function", "mode", "mean ms per run", "std ms", "median best f", "paper's finding"]
+    body = []
+    for row in exp.rows:
+        for _, c, a in results:
+            if c.tags == {**row["tags"], "experiment": exp.name}:
+                body.append([row["tags"]["function"], row["tags"]["mode"], _fmt(1000 * a["time"]["mean"]),
+                             _fmt(1000 * a["time"]["std"], 3), _fmt(a["f"]["median"]), row["paper"]["finding"]])
+    return exp.title, header, body
+
+
+def _ratios_table(exp, results, devices):
+    header = ["function", "mu", "ours: generations", "ours CPU s", "ours CUDA s", "ours CPU ratio", "paper CPU ratio",
+              "ours CUDA ratio", "paper CUDA ratio", "ours speedup", "paper speedup"]
+    body = []
+    for row in exp.rows:
+        fn, mu = row["tags"]["function"], row["tags"]["mu"]
+        agg, base = _by_device(results, function=fn, mu=mu), _by_device(results, function=fn, mu=400)
+        t = {d: a["time"]["mean"] for d, a in agg.items()}
+        ratio = {d: t[d] / base[d]["time"]["mean"] for d in t if d in base}
+        p = row["paper"]
+        gens = next(iter(agg.values()))["runs"][0]["config"]["iters"] if agg else "–"
+        body.append([fn, mu, gens, _fmt(t.get("cpu"), 3), _fmt(t.get("cuda"), 3), _fmt(ratio.get("cpu"), 3), _fmt(p["ratio_cpu"]),
+                     _fmt(ratio.get("cuda"), 3), _fmt(p["ratio_cuda"]), _fmt(_speedup(t.get("cpu"), t.get("cuda")), 3),
+                     _fmt(p["speedup"])])
+    return exp.title, header, body
+
+
+def _phases_table(exp, results, devices):
+    phases = ("selection", "evaluation", "mutation")
+    header = ["mu", "device"] + [f"ours {p} s" for p in phases] + ["ours total s"] + \
+             [f"paper {p} s" for p in phases] + ["paper total s"]
+    body = []
+    for row in exp.rows:
+        for device, a in _by_device(results, mu=row["tags"]["mu"]).items():
+            measured = {p: statistics.fmean(r["extra"]["phases"].get(p, 0.0) for r in a["runs"]) for p in phases}
+            p = row["paper"][device]
+            body.append([row["tags"]["mu"], device] + [_fmt(measured[k], 3) for k in phases] +
+                        [_fmt(a["time"]["mean"], 3)] + [_fmt(p[k]) for k in phases] + [_fmt(p["total"])])
+    return exp.title + " (ours: phases timed with device synchronisation)", header, body
+
+
+def _spring_table(exp, results, devices):
+    header = ["who", "device", "best design [d, D, N]", "weight", "largest violation", "feasible runs", "time s"]
+    body = []
+    row = exp.rows[0]
+    for device, a in _by_device(results, problem="spring").items():
+        best = min(a["runs"], key=lambda r: r["best_f"])
+        feasible = sum(bool(r["extra"].get("feasible")) for r in a["runs"])
+        body.append(["heuriscale APO", device, "[" + ", ".join(f"{v:.6g}" for v in best["best_x"]) + "]",
+                     _fmt(best["extra"].get("objective", best["best_f"]), 7), _fmt(best["extra"].get("max_violation"), 3),
+                     f"{feasible} of {a['n']}", _fmt(a["time"]["mean"], 3)])
+    for device, label in (("cpu", "paper APO"), ("cuda", "paper P-APO")):
+        design, weight, seconds = row["paper"][device]
+        body.append([label, device, str(design), _fmt(weight, 7), "–", "–", _fmt(seconds)])
+    return exp.title + " (best known 0.0126652)", header, body
+
+
+def _otsu_table(exp, results, devices):
+    header = ["size", "ours CPU threshold", "ours CUDA threshold", "skimage threshold_otsu", "paper APO threshold",
+              "paper P-APO threshold", "ours CPU s", "ours CUDA s", "paper APO s", "paper P-APO s", "paper speedup"]
+    body = []
+    from skimage.filters import threshold_otsu
+
+    from ..problems.otsu import load_image
+    for row in exp.rows:
+        size = row["tags"]["size"]
+        agg = _by_device(results, size=size)
+        thr = {d: statistics.fmean(math.floor(r["best_x"][0]) for r in a["runs"]) for d, a in agg.items()}
+        t = {d: a["time"]["mean"] for d, a in agg.items()}
+        p = row["paper"]
+        exact = int(threshold_otsu(load_image("camera", size)))
+        body.append([size, _fmt(thr.get("cpu")), _fmt(thr.get("cuda")), exact, p["cpu_threshold"], p["cuda_threshold"],
+                     _fmt(t.get("cpu"), 3), _fmt(t.get("cuda"), 3), p["cpu_time"], p["cuda_time"], p["speedup"]])
+    return exp.title + " (ours: the camera image; paper: Lena)", header, body
+
+
+def _no_table(exp, results, devices):
+    return exp.title, [], []
+
+
+TABLES = {"timing": _timing_table, "quality": _quality_table, "hybrid": _hybrid_table, "time_modes": _time_modes_table,
+          "ratios": _ratios_table, "phases": _phases_table, "spring": _spring_table, "otsu": _otsu_table}
+
+
+# -- files ----------------------------------------------------------------------------------------
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _hardware(devices: list[str]) -> dict:
+    return {d: device_name(resolve_device(d)) for d in devices}
+
+
+def _write_reports(paper: Paper, scale: str, devices: list[str], folder: Path, sections) -> Path:
+    ours = _hardware(devices)
+    md = [f"# {paper.title}", "", f"Scale: **{scale}**. Source: `shared/papers/` paper {paper.source}.", "",
+          "| | paper | ours |", "|---|---|---|"]
+    for d in ("cpu", "cuda"):
+        md.append(f"| {d} | {paper.hardware.get(d, '–')} | {ours.get(d, 'not run')} |")
+    md += ["", paper.notes, ""]
+    page = [f"<h1>{html.escape(paper.title)}</h1>", f"<p>Scale: <b>{scale}</b>. Source paper {paper.source}.</p>",
+            "<table><tr><th></th><th>paper</th><th>ours</th></tr>"]
+    for d in ("cpu", "cuda"):
+        page.append(f"<tr><td>{d}</td><td>{html.escape(paper.hardware.get(d, '–'))}</td>"
+                    f"<td>{html.escape(ours.get(d, 'not run'))}</td></tr>")
+    page += ["</table>", f"<p>{html.escape(paper.notes)}</p>"]
+    for exp, title, header, body, figs in sections:
+        md += [f"## {title}", ""]
+        page.append(f"<h2>{html.escape(title)}</h2>")
+        if header:
+            md += ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
+            md += ["| " + " | ".join(map(str, row)) + " |" for row in body]
+            md.append("")
+            page.append("<table><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header) + "</tr>")
+            page += ["<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in body]
+            page.append("</table>")
+        for fig in figs:
+            rel = fig.relative_to(folder)
+            md += [f"![{fig.stem}]({rel.as_posix()})", ""]
+            data = base64.b64encode(fig.read_bytes()).decode()
+            page.append(f'<figure><img src="data:image/png;base64,{data}" alt="{fig.stem}"><figcaption>{fig.stem}</figcaption></figure>')
+    (folder / "report.md").write_text("\n".join(md))
+    style = ("body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;margin:1em 0}"
+             "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}img{max-width:100%}")
+    (folder / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(paper.title)}"
+                                        f"</title><style>{style}</style></head><body>{''.join(page)}</body></html>")
+    return folder / "report.md"
+
+
+__all__ = ["PAPERS", "SCALES", "available_devices", "reproduce_paper", "configs_for"]

@@ -1,0 +1,100 @@
+"""The CUDA fast path (graph replay, compiled step) against the eager reference.
+
+`engine="graph"` replays the uncompiled step and draws the same random numbers, so it must
+equal eager exactly; `engine="compiled"` uses inductor's random streams, so it must match
+eager in distribution. These run with `pytest -m gpu`; the CPU checks run everywhere.
+"""
+
+import warnings
+
+import pytest
+import torch
+from scipy import stats
+
+import heuriscale as hs
+
+ALGORITHMS = {
+    "pso": lambda: hs.PSO(pop_size=64),
+    "prs": lambda: hs.PRS(pop_size=64),
+    "apo": lambda: hs.APO(pop_size=32),
+    "fep": lambda: hs.FEP(pop_size=32),
+    "firefly": lambda: hs.Firefly(pop_size=32),
+}
+
+
+def _cuda():
+    if not torch.cuda.is_available():
+        pytest.fail("GPU tests were selected (-m gpu) but torch sees no CUDA device")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_graph_replay_equals_eager(name):
+    _cuda()
+    kw = dict(dim=6, iters=75, runs=3, seed=11, device="cuda", chunk=16)  # 4 chunks + 11 eager steps
+    eager = hs.minimize("rastrigin", ALGORITHMS[name](), engine="eager", **kw)
+    graph = hs.minimize("rastrigin", ALGORITHMS[name](), engine="graph", **kw)
+    assert graph.extra["engine"] == "graph" and graph.iterations == 75
+    assert torch.equal(graph.best_f, eager.best_f) and torch.equal(graph.best_x, eager.best_x)
+    assert torch.equal(graph.history_iter, eager.history_iter) and torch.equal(graph.history_f, eager.history_f)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_compiled_matches_eager_in_distribution(name):
+    _cuda()
+    kw = dict(dim=5, iters=64, runs=40, device="cuda", chunk=16)
+    eager = hs.minimize("rastrigin", ALGORITHMS[name](), engine="eager", seed=0, **kw)
+    fast = hs.minimize("rastrigin", ALGORITHMS[name](), engine="compiled", seed=1, **kw)
+    assert fast.extra["engine"] in ("compiled+graph", "graph")
+    assert torch.isfinite(fast.best_f).all()
+    assert stats.mannwhitneyu(eager.best_f.numpy(), fast.best_f.numpy()).pvalue > 1e-3
+    assert (fast.history_f[:, 1:] <= fast.history_f[:, :-1]).all()
+
+
+@pytest.mark.gpu
+def test_stop_criteria_stop_within_one_chunk():
+    _cuda()
+    chunk = 32
+    r = hs.minimize("sphere", hs.PSO(pop_size=64), dim=5, target=1e-4, iters=100_000, runs=4, seed=0,
+                    device="cuda", engine="graph", chunk=chunk)
+    assert r.stop_reason == "target"
+    reached = int(((r.evals_to_target - 64) // 64).max())  # iteration at which the last run got there
+    assert reached <= r.iterations < reached + chunk + 1
+    r = hs.minimize("sphere", hs.PSO(pop_size=64), dim=5, evals=64 * 101, device="cuda", engine="graph", chunk=chunk)
+    assert r.iterations == 100 and r.evals == 64 * 101  # 3 chunks and 4 eager steps
+    r = hs.minimize("rastrigin", hs.PSO(pop_size=64), dim=5, time_limit=0.5, device="cuda", engine="graph", chunk=chunk)
+    assert r.stop_reason == "time_limit" and r.iterations % chunk == 0 and r.wall_time < 0.5 + 0.3
+
+
+@pytest.mark.gpu
+def test_compile_failure_falls_back_with_a_clear_message(monkeypatch):
+    _cuda()
+
+    def broken_compile(*args, **kwargs):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = hs.minimize("sphere", hs.PSO(pop_size=32), dim=3, iters=64, device="cuda", engine="compiled", chunk=16)
+    assert any("could not compile" in str(w.message) for w in caught)
+    assert r.extra["engine"] == "graph" and torch.isfinite(r.best_f).all()
+
+
+@pytest.mark.gpu
+def test_host_objective_cannot_be_captured():
+    _cuda()
+    numpy_sphere = hs.NumpyFunction(lambda X: (X**2).sum(1), 3, -1, 1)
+    with pytest.raises(ValueError, match="evaluated on the host and cannot be graph-captured"):
+        hs.minimize(numpy_sphere, "pso", iters=10, device="cuda", engine="graph")
+    assert hs.minimize(numpy_sphere, "pso", iters=300, device="cuda").extra["engine"] == "eager"
+
+
+def test_graph_engines_need_cuda():
+    with pytest.raises(ValueError, match="needs a CUDA device"):
+        hs.minimize("sphere", "pso", dim=2, iters=10, device="cpu", engine="graph")
+    with pytest.raises(ValueError, match="unknown engine 'turbo'"):
+        hs.minimize("sphere", "pso", dim=2, iters=10, device="cpu", engine="turbo")
+    r = hs.minimize("sphere", "pso", dim=2, iters=500, device="cpu")
+    assert r.extra["engine"] == "eager"
