@@ -190,6 +190,7 @@ def main() -> None:
         if not args.no_cpu:
             row["cpu"] = time_runner(cfg, "cpu", "eager", args.budget / 2, False)
         row["eager"] = time_runner(cfg, "cuda", "eager", args.budget, False)
+        row["graph"] = time_runner(cfg, "cuda", "graph", args.budget, False)
         row["fast"] = time_runner(cfg, "cuda", "compiled", args.budget, args.full)
         if cfg.evox:
             row["evox"] = time_evox(cfg, args.budget)
@@ -197,6 +198,7 @@ def main() -> None:
         fast = row["fast"]["per_iter"]
         full = fast * cfg.iters
         print(f"{cfg.key:10s} cpu {fmt(row.get('cpu', {}).get('per_iter'))}/it  eager {fmt(row['eager']['per_iter'])}/it  "
+              f"graph {fmt(row['graph']['per_iter'])}/it  "
               f"fast {fmt(fast)}/it ({row['fast']['engine']}, setup {row['fast']['setup']:.1f} s)  "
               f"full run {fmt(full)} ({cfg.iters} it)  floor {fmt(cfg.floor_s)}/it  x{fast / cfg.floor_s:.1f}"
               + (f"  evox {fmt(row['evox']['per_iter'])}/it ({row['evox']['per_iter'] / fast:.1f}x slower)"

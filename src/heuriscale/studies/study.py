@@ -71,7 +71,11 @@ def _on_host(problem: problems.Problem) -> problems.Problem:
 def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
     """Run the given repeats of a configuration; one row per run."""
     problem, algo = build(config)
-    kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile)
+    # On CUDA, studies replay captured graphs of the uncompiled step: capture takes
+    # milliseconds, while compiling again for every run of a grid would take seconds each.
+    graph = config.device.startswith("cuda") and not (config.profile or config.host_fitness) and config.iters >= 256
+    kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile,
+              engine="graph" if graph else "eager")
     if config.timing == "batched" and not config.snapshots:
         result = minimize(problem, algo, runs=len(repeats), seed=config.seed(repeats[0]), **kw)
         return [_row(result, r, repeat, config.seed(repeats[0]), batched=True) for r, repeat in enumerate(repeats)]
@@ -86,7 +90,9 @@ def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:
-    runner = Runner(problem, algo.with_horizon(config.iters), runs=1, device=config.device, dtype=config.dtype, seed=seed)
+    engine = "graph" if config.device.startswith("cuda") else "eager"
+    runner = Runner(problem, algo.with_horizon(config.iters), runs=1, device=config.device, dtype=config.dtype,
+                    seed=seed, engine=engine)
     shots = {}
     for it in sorted(set(config.snapshots) | {config.iters}):
         runner.step(min(it, config.iters) - runner.iteration)
