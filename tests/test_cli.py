@@ -57,4 +57,5 @@ def test_bad_input_exits_non_zero_without_traceback(args, message):
     res = cli.invoke(app, args)
     assert res.exit_code == 2
     assert message in res.output
-    assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
