@@ -160,4 +160,8 @@ def test_bad_parameters():
         APO(pf_max=1.5)
     with pytest.raises(ValueError, match="np \\(neighbour pairs\\) must be an integer >= 1"):
         APO(np=0)
+    with pytest.raises(ValueError, match="apo: max_iters must be > 0"):
+        APO(max_iters=0)
+    with pytest.raises(ValueError, match="prs: max_iters must be > 0"):
+        hs.PRS(max_iters=-5)
     assert hs.get_algorithm("apo", preset="paper003").pf_max == 0.1

@@ -161,8 +161,8 @@ def reproduce(
         for key in keys:
             if key not in studies.PAPERS:
                 raise ValueError(f"unknown paper {key!r}: use {', '.join(studies.PAPERS)} or all")
-        if scale not in ("quick", "paper"):
-            raise ValueError(f"unknown scale {scale!r}: use quick or paper")
+        if scale not in studies.SCALES:
+            raise ValueError(f"unknown scale {scale!r}: use {' or '.join(studies.SCALES)}")
         devices = studies.available_devices(device)
     except ValueError as exc:
         _fail(str(exc))

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_positive, uniform
+from .base import Algorithm, State, uniform
 from .registry import register_algorithm
 
 
@@ -103,8 +103,6 @@ class APO(Algorithm):
             raise ValueError(f"apo: pf_max must lie in [0, 1], got {self.pf_max!r}")
         if isinstance(self.np, bool) or not isinstance(self.np, int) or self.np < 1:
             raise ValueError(f"apo: np (neighbour pairs) must be an integer >= 1, got {self.np!r}")
-        if self.max_iters is not None:
-            check_positive(self.name, max_iters=self.max_iters)
 
     def init(self, problem: Problem, runs: int) -> APOState:
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))

@@ -55,6 +55,8 @@ class Algorithm:
             raise ValueError(
                 f"{self.name} needs a population of at least {self.min_pop}, got pop_size={self.pop_size}"
             )
+        if getattr(self, "max_iters", None) is not None:
+            check_positive(self.name, max_iters=self.max_iters)
 
     def init(self, problem: Problem, runs: int) -> State:  # pragma: no cover - abstract
         raise NotImplementedError

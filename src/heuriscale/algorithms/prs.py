@@ -27,7 +27,6 @@ Choices (measured against paper 000's tables, see ALGORITHMS.md; do not "fix" th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -65,8 +64,6 @@ class PRS(Algorithm):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive(self.name, alpha=self.alpha)
-        if self.max_iters is not None:
-            check_positive(self.name, max_iters=self.max_iters)
 
     def init(self, problem: Problem, runs: int) -> PRSState:
         lb, ub = problem.lower, problem.upper

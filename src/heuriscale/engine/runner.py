@@ -17,6 +17,7 @@ import torch
 from ..algorithms import Algorithm, State, get_algorithm
 from ..algorithms.base import phase, take_rows
 from ..problems import Problem, check_fitness, get_problem
+from ..problems.base import ProblemWrapper
 from .graph import DEFAULT_CHUNK, GraphStepper
 from .profile import PhaseTimer
 from .device import device_name, dtype_name, resolve_device, resolve_dtype, synchronize
@@ -29,7 +30,7 @@ HISTORY_SIZE = 1000
 CHUNK_SECONDS = 0.05
 
 
-class _Guarded(Problem):
+class _Guarded(ProblemWrapper):
     """The problem as the algorithm sees it inside the engine.
 
     It checks the objective's output shape (a static check, free at run time), counts NaN
@@ -38,9 +39,7 @@ class _Guarded(Problem):
     """
 
     def __init__(self, inner: Problem, runs: int) -> None:
-        self.__dict__.update(vars(inner))
-        self.inner = inner
-        self.name, self.host_bound = inner.name, inner.host_bound
+        super().__init__(inner)
         self.nan_evals = torch.zeros(runs, dtype=torch.int64, device=inner.lower.device)
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
@@ -137,7 +136,6 @@ class Runner:
         self._guarded = _Guarded(self.problem.to(self.device, self.dtype), self.runs)
 
         self._extra: dict = {}
-        self.stopped_by: str | None = None
         self._extra_evals = 0
         synchronize(self.device)
         self._t0 = time.perf_counter()
@@ -235,11 +233,6 @@ class Runner:
             self._history = [rows[keep]]
             self._history_iter = [self._history_iter[i] for i in keep]
             self._history_stride *= 2
-
-    def stop_reason(self, max_steps: float, iters: int | None) -> str:
-        if self.stopped_by is not None:
-            return self.stopped_by
-        return "iters" if iters is not None and max_steps == iters else "evals"
 
     def finish(self) -> None:
         """Let the algorithm improve on the best points once the steps are done (e.g. refine)."""
@@ -381,31 +374,32 @@ def minimize(
     timer = PhaseTimer(runner.device)
     try:
         with timer.active() if profile else contextlib.nullcontext():
-            _run_chunks(runner, max_steps, time_limit, needs_sync, bar)
+            reason = _run_chunks(runner, max_steps, time_limit, needs_sync, bar)
+            if reason == "budget":
+                reason = "iters" if iters is not None and max_steps == iters else "evals"
     finally:
         if bar is not None:
             bar.close()
     runner.finish()
-    result = runner.result(runner.stop_reason(max_steps, iters))
+    result = runner.result(reason)
     if profile:
         result.extra["phases"] = dict(timer.seconds)
     return result
 
 
-def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar) -> None:
-    """Step in chunks until a budget is spent; stop checks between chunks."""
+def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar) -> str:
+    """Step in chunks until a budget is spent, checking stop criteria between chunks;
+    returns why it stopped: "target", "time_limit" or "budget" (the step budget)."""
     unit = 1 if runner.engine == "eager" else runner.chunk  # graph engines step whole chunks
     chunk = unit if needs_sync else max_steps
     while True:
         if runner.target_reached():
-            runner.stopped_by = "target"
-            return
+            return "target"
         if time_limit is not None and runner.elapsed() >= time_limit:
-            runner.stopped_by = "time_limit"
-            return
+            return "time_limit"
         left = max_steps - runner.iteration
         if left <= 0:
-            return
+            return "budget"
         n = int(min(chunk, left))
         started = time.perf_counter()
         runner.step(n)

@@ -82,6 +82,26 @@ class Problem:
         return f"{type(self).__name__}(name={d['name']!r}, dim={d['dim']}, bounds={d['bounds']})"
 
 
+class ProblemWrapper(Problem):
+    """A problem that wraps another: same box, optimum, name and flags; `inner` does the work."""
+
+    def __init__(self, inner: Problem) -> None:
+        self.__dict__.update(vars(inner))
+        self.name, self.host_bound, self.n_constraints = inner.name, inner.host_bound, inner.n_constraints
+        self.inner = inner
+
+    def constraints(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner.constraints(x)
+
+    def decode(self, x: torch.Tensor) -> dict:
+        return self.inner.decode(x)
+
+    def to(self, device: torch.device | str, dtype: torch.dtype | None = None) -> ProblemWrapper:
+        moved = super().to(device, dtype)
+        moved.inner = self.inner.to(device, dtype)
+        return moved
+
+
 def check_dim(dim: int) -> int:
     if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         raise ValueError(f"dimension must be a positive integer, got {dim!r}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import Problem
+from .base import Problem, ProblemWrapper
 
 
 def violation(g: torch.Tensor) -> torch.Tensor:
@@ -25,7 +25,7 @@ def violation(g: torch.Tensor) -> torch.Tensor:
     return g.clamp(min=0).sum(-1)
 
 
-class Constrained(Problem):
+class Constrained(ProblemWrapper):
     """`problem` with its constraints folded into the objective."""
 
     def __init__(self, problem: Problem, method: str = "penalty", weight: float = 1e5, offset: float | None = None):
@@ -35,9 +35,7 @@ class Constrained(Problem):
             raise ValueError(f"constraint handling must be 'penalty' or 'deb', got {method!r}")
         if not weight > 0:
             raise ValueError(f"penalty weight must be > 0, got {weight!r}")
-        self.__dict__.update(vars(problem))
-        self.name, self.n_constraints, self.host_bound = problem.name, problem.n_constraints, problem.host_bound
-        self.inner = problem
+        super().__init__(problem)
         self.method = method
         self.weight = float(weight)
         if method == "deb" and offset is None:
@@ -53,17 +51,6 @@ class Constrained(Problem):
             return f + self.weight * v
         return torch.where(v > 0, self.offset + v, f)
 
-    def constraints(self, x: torch.Tensor) -> torch.Tensor:
-        return self.inner.constraints(x)
-
     def objective(self, x: torch.Tensor) -> torch.Tensor:
         """The raw objective, without penalty."""
         return self.inner.evaluate(x)
-
-    def decode(self, x: torch.Tensor) -> dict:
-        return self.inner.decode(x)
-
-    def to(self, device, dtype=None) -> Constrained:
-        moved = super().to(device, dtype)
-        moved.inner = self.inner.to(device, dtype)
-        return moved

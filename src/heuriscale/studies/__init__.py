@@ -1,9 +1,9 @@
 """Many runs: experiment grids, the SQLite results store and the paper reproductions."""
 
 from .papers import PAPERS, Experiment, Paper
-from .reproduce import available_devices, reproduce_paper
+from .reproduce import SCALES, available_devices, reproduce_paper
 from .store import ResultStore
 from .study import RunConfig, aggregate, run_configs
 
 __all__ = ["PAPERS", "Paper", "Experiment", "ResultStore", "RunConfig", "run_configs", "aggregate",
-           "reproduce_paper", "available_devices"]
+           "reproduce_paper", "available_devices", "SCALES"]

@@ -105,6 +105,12 @@ def _by_device(results, **tags):
     return {c.device: a for r, c, a in results if all(c.tags.get(k) == v for k, v in tags.items())}
 
 
+def _ran(agg: dict) -> dict | None:
+    """The configuration we actually ran for a table row (the quick scale may shrink it)."""
+    first = next(iter(agg.values()), None)
+    return first["runs"][0]["config"] if first and first["runs"] else None
+
+
 def _speedup(cpu, cuda):
     return cpu / cuda if cpu and cuda and cuda > 0 else None
 
@@ -118,10 +124,10 @@ def _timing_table(exp, results, devices):
         n = row["tags"]["particles"]
         agg = _by_device(results, particles=n)
         ours = {d: 1e6 * a["time"]["mean"] / a["runs"][0]["config"]["iters"] for d, a in agg.items()}
-        runs = next(iter(agg.values())) if agg else None
+        ran = _ran(agg)
         paper_its = row["config"]["iters"]
         p = {d: 1000 * row["paper"][d]["avg"] / paper_its for d in ("cpu", "cuda")}
-        body.append([n, f"{runs['runs'][0]['config']['iters']} x {runs['n']}" if runs else "–",
+        body.append([n, f"{ran['iters']} x {ran['runs']}" if ran else "–",
                      _fmt(ours.get("cpu")), _fmt(p["cpu"]), _fmt(ours.get("cuda")), _fmt(p["cuda"]),
                      _fmt(_speedup(ours.get("cpu"), ours.get("cuda")), 3), _fmt(p["cpu"] / p["cuda"], 3)])
     return exp.title + " (paper: 100,000 iterations, avg of 10 runs)", header, body
@@ -137,8 +143,8 @@ def _quality_table(exp, results, devices):
         p = row["paper"]
         t = {d: a["time"]["mean"] for d, a in agg.items()}
         paper_speedup = p.get("speedup") or _speedup(p.get("cpu_time"), p.get("cuda_time"))
-        ran = next(iter(agg.values()))["runs"][0]["config"]["tags"]["ran"] if agg else "–"
-        body.append([row["tags"][k] for k in keys] + [ran,
+        ran = _ran(agg)
+        body.append([row["tags"][k] for k in keys] + [ran["tags"]["ran"] if ran else "–",
             _fmt(agg["cpu"]["f"]["mean"]) if "cpu" in agg else "–", _fmt(agg["cuda"]["f"]["mean"]) if "cuda" in agg else "–",
             _fmt(p["cpu_score"]), _fmt(p["cuda_score"]), _fmt(t.get("cpu"), 3), _fmt(t.get("cuda"), 3),
             _fmt(p["cpu_time"]), _fmt(p["cuda_time"]), _fmt(_speedup(t.get("cpu"), t.get("cuda")), 3), _fmt(paper_speedup, 3)])
@@ -184,8 +190,8 @@ def _ratios_table(exp, results, devices):
         t = {d: a["time"]["mean"] for d, a in agg.items()}
         ratio = {d: t[d] / base[d]["time"]["mean"] for d in t if d in base}
         p = row["paper"]
-        gens = next(iter(agg.values()))["runs"][0]["config"]["iters"] if agg else "–"
-        body.append([fn, mu, gens, _fmt(t.get("cpu"), 3), _fmt(t.get("cuda"), 3), _fmt(ratio.get("cpu"), 3), _fmt(p["ratio_cpu"]),
+        ran = _ran(agg)
+        body.append([fn, mu, ran["iters"] if ran else "–", _fmt(t.get("cpu"), 3), _fmt(t.get("cuda"), 3), _fmt(ratio.get("cpu"), 3), _fmt(p["ratio_cpu"]),
                      _fmt(ratio.get("cuda"), 3), _fmt(p["ratio_cuda"]), _fmt(_speedup(t.get("cpu"), t.get("cuda")), 3),
                      _fmt(p["speedup"])])
     return exp.title, header, body
