@@ -1,8 +1,11 @@
-"""Time per iteration: CPU, our eager and fast (compiled + CUDA graph) paths, and EvoX 1.4.
+"""Time per iteration: CPU, our eager, graph, compiled and fused paths, and EvoX 1.4.
 
     PYTHONPATH=src python3 benchmarks/speed.py --json speed.json            # everything
     PYTHONPATH=src python3 benchmarks/speed.py --only pso-paper,prs-paper   # some rows
+    PYTHONPATH=src python3 benchmarks/speed.py --profile                    # + top kernels
 
+The fast path is what `engine="auto"` picks on CUDA: the fused Triton kernels where they
+exist (PSO), else the compiled step; both are shown where both exist.
 Each configuration of issue 6 is timed after a warm-up (which includes compilation and
 graph capture, reported separately as setup). Full runs of the fast path are timed end to
 end when `--full` is given; otherwise full-run times are time/iteration x iterations.
@@ -23,6 +26,7 @@ import torch
 
 import heuriscale as hs
 from heuriscale.engine.device import synchronize
+from heuriscale.engine.fused import why_not_fused
 
 # H100 SXM5 80 GB (HBM3): 3.35 TB/s, 67 TFLOP/s FP32 (non-tensor). Override on other cards.
 PEAK_BANDWIDTH = 3.35e12
@@ -101,6 +105,26 @@ def time_runner(cfg: Config, device: str, engine: str, budget_s: float, full: bo
             "engine": runner._engine_used(), "best": float(runner.best_f.min())}
 
 
+def kernel_profile(cfg: Config, engine: str, top: int = 8) -> list[dict]:
+    """The CUDA kernels of one replayed chunk of the fast path, by device time per iteration."""
+    from torch.profiler import ProfilerActivity, profile
+
+    runner = hs.Runner(cfg.problem(), cfg.algorithm().with_horizon(cfg.iters), runs=cfg.runs, device="cuda",
+                       engine=engine, seed=0)
+    runner.step(2 * runner.chunk)
+    synchronize(runner.device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        runner.step(runner.chunk)
+        synchronize(runner.device)
+    rows = []
+    for event in prof.key_averages():
+        t = getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
+        if t > 0:
+            rows.append({"kernel": event.key[:90], "us_per_iter": t / runner.chunk, "calls_per_iter": event.count / runner.chunk})
+    rows.sort(key=lambda r: -r["us_per_iter"])
+    return rows[:top]
+
+
 def time_evox(cfg: Config, budget_s: float) -> dict | None:
     try:
         from evox.algorithms import PSO as EvoxPSO
@@ -148,12 +172,14 @@ def time_evox(cfg: Config, budget_s: float) -> dict | None:
 
 
 def crossover(name: str, make, pops: list[int], budget_s: float) -> dict:
-    """Smallest population at which CUDA (graph engine) beats the CPU per iteration."""
+    """Smallest population at which CUDA (fused kernels, else the uncompiled graph engine:
+    compiling each size would cost minutes) beats the CPU per iteration."""
     rows = []
     for n in pops:
         cfg = Config(name, name, lambda: hs.get_problem("rastrigin", dim=30), lambda n=n: make(n), 10_000)
+        engine = "fused" if why_not_fused(make(n), cfg.problem(), torch.device("cuda")) is None else "graph"
         cpu = time_runner(cfg, "cpu", "eager", budget_s, False)["per_iter"]
-        gpu = time_runner(cfg, "cuda", "graph", budget_s, False)["per_iter"]
+        gpu = time_runner(cfg, "cuda", engine, budget_s, False)["per_iter"]
         rows.append({"pop": n, "cpu": cpu, "cuda": gpu})
     first = next((r["pop"] for r in rows if r["cuda"] < r["cpu"]), None)
     return {"algorithm": name, "rows": rows, "cuda_overtakes_at": first}
@@ -176,6 +202,7 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="time the fast path over each full run")
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--crossover", action="store_true", help="also find where CUDA overtakes the CPU")
+    ap.add_argument("--profile", action="store_true", help="also list the fast path's top CUDA kernels")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     keys = None if args.only is None else set(args.only.split(","))
@@ -191,14 +218,22 @@ def main() -> None:
             row["cpu"] = time_runner(cfg, "cpu", "eager", args.budget / 2, False)
         row["eager"] = time_runner(cfg, "cuda", "eager", args.budget, False)
         row["graph"] = time_runner(cfg, "cuda", "graph", args.budget, False)
-        row["fast"] = time_runner(cfg, "cuda", "compiled", args.budget, args.full)
+        row["compiled"] = time_runner(cfg, "cuda", "compiled", args.budget, args.full)
+        row["fast"] = row["compiled"]
+        if why_not_fused(cfg.algorithm(), cfg.problem(), torch.device("cuda")) is None:
+            row["fused"] = row["fast"] = time_runner(cfg, "cuda", "fused", args.budget, args.full)
+        if args.profile:
+            engine = "fused" if "fused" in row else "compiled"
+            row["profile"] = kernel_profile(cfg, engine)
+            for k in row["profile"]:
+                print(f"    {k['us_per_iter']:9.2f} us/it  x{k['calls_per_iter']:.0f}  {k['kernel']}")
         if cfg.evox:
             row["evox"] = time_evox(cfg, args.budget)
         results.append(row)
         fast = row["fast"]["per_iter"]
         full = fast * cfg.iters
         print(f"{cfg.key:10s} cpu {fmt(row.get('cpu', {}).get('per_iter'))}/it  eager {fmt(row['eager']['per_iter'])}/it  "
-              f"graph {fmt(row['graph']['per_iter'])}/it  "
+              f"graph {fmt(row['graph']['per_iter'])}/it  compiled {fmt(row['compiled']['per_iter'])}/it  "
               f"fast {fmt(fast)}/it ({row['fast']['engine']}, setup {row['fast']['setup']:.1f} s)  "
               f"full run {fmt(full)} ({cfg.iters} it)  floor {fmt(cfg.floor_s)}/it  x{fast / cfg.floor_s:.1f}"
               + (f"  evox {fmt(row['evox']['per_iter'])}/it ({row['evox']['per_iter'] / fast:.1f}x slower)"

@@ -56,7 +56,8 @@ class PSO(Algorithm):
         if self.vmax is not None:
             check_positive(self.name, vmax=self.vmax)
 
-    def _vmax(self, problem: Problem) -> torch.Tensor:
+    def velocity_limit(self, problem: Problem) -> torch.Tensor:
+        """vmax per coordinate: `vmax` if given, else the box's span."""
         span = problem.upper - problem.lower
         return span if self.vmax is None else torch.full_like(span, self.vmax)
 
@@ -73,7 +74,7 @@ class PSO(Algorithm):
     def step(self, problem: Problem, s: PSOState) -> PSOState:
         r1 = torch.rand_like(s.x)
         r2 = torch.rand_like(s.x)
-        vmax = self._vmax(problem)
+        vmax = self.velocity_limit(problem)
         v = self.w * s.v + self.c1 * r1 * (s.pbest_x - s.x) + self.c2 * r2 * (s.gbest_x[:, None] - s.x)  # (2)
         v = torch.clamp(v, -vmax, vmax)
         x = torch.clamp(s.x + v, problem.lower, problem.upper)  # (3)

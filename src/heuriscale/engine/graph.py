@@ -43,9 +43,9 @@ class GraphStepper:
     """Advance a runner's tensors `chunk` iterations per CUDA-graph replay."""
 
     def __init__(self, advance, carry: tuple, chunk: int, compile_step: bool) -> None:
-        """`advance(*carry) -> carry'` is one pure iteration; `carry` its current tensors.
-
-        The last carry item is best_f, of which a copy per step is kept for the history.
+        """`advance(*carry, record=row) -> carry'` is one iteration (pure, or in place on
+        `carry`'s tensors); it writes the step's best_f (the last carry item) into `row`,
+        the step's row of the chunk's history.
         """
         self.chunk = chunk
         self.compiled = False
@@ -89,10 +89,14 @@ class GraphStepper:
         with torch.no_grad(), torch.cuda.graph(self.graph):
             out = carry
             for k in range(self.chunk):
-                out = fn(*out)
-                self.history[k].copy_(out[-1])
+                if self.compiled:  # a compiled step is called as it was warmed up: no recompilation
+                    out = fn(*out)
+                    self.history[k].copy_(out[-1])
+                else:
+                    out = fn(*out, record=self.history[k])
             for dst, src in zip(self._tensors(self.static), self._tensors(out)):
-                dst.copy_(src)
+                if dst.data_ptr() != src.data_ptr():  # steps that work in place return the buffers
+                    dst.copy_(src)
         generator.set_state(rng)  # capture draws nothing real; replays will
         torch.cuda.synchronize()
 

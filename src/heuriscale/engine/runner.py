@@ -18,6 +18,7 @@ from ..algorithms import Algorithm, State, get_algorithm
 from ..algorithms.base import phase, take_rows
 from ..problems import Problem, check_fitness, get_problem
 from ..problems.base import ProblemWrapper
+from .fused import fused_advance, why_not_fused
 from .graph import DEFAULT_CHUNK, GraphStepper
 from .profile import PhaseTimer
 from .device import device_name, dtype_name, resolve_device, resolve_dtype, synchronize
@@ -71,15 +72,22 @@ def as_algorithm(algorithm: Algorithm | str) -> Algorithm:
     return algorithm
 
 
-ENGINES = ("auto", "eager", "graph", "compiled")
+ENGINES = ("auto", "eager", "graph", "compiled", "fused")
 
 
-def _check_engine(engine: str, device: torch.device, problem: Problem) -> str:
-    """Which stepping engine a runner uses; 'auto' is resolved by `minimize`."""
+def _check_engine(engine: str, device: torch.device, problem: Problem, algorithm: Algorithm) -> str:
+    """Which stepping engine a runner uses ('auto': the fastest one available)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
     if engine == "auto":
-        engine = "compiled" if device.type == "cuda" and not problem.host_bound else "eager"
+        if device.type != "cuda" or problem.host_bound:
+            return "eager"
+        return "fused" if why_not_fused(algorithm, problem, device) is None else "compiled"
+    if engine == "fused":
+        reason = why_not_fused(algorithm, problem, device)
+        if reason is not None:
+            raise ValueError(f"engine 'fused' is not available: {reason}")
+        return engine
     if engine != "eager" and device.type != "cuda":
         raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
     if engine != "eager" and problem.host_bound:
@@ -128,7 +136,7 @@ class Runner:
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = secrets.randbits(63) if seed is None else seed
         self.target = None if target is None else float(target)
-        self.engine = _check_engine(engine, self.device, self.problem)
+        self.engine = _check_engine(engine, self.device, self.problem, self.algorithm)
         self.chunk = _check_count("chunk", chunk)
         self._stepper: GraphStepper | None = None
         self.setup_time = 0.0  # compile + capture, seconds
@@ -151,6 +159,14 @@ class Runner:
         self._history_iter: list[int] = []
         self._history_stride = 1
         self._record()
+        self._fused = None
+        self._advance_fn = self._advance
+        if self.engine == "fused":
+            with self._rng:  # the kernels' Philox key: one draw from the run set's stream
+                key = int(torch.randint(0, 2**62, (), device=self.device))
+            self._fused = fused_advance(self.algorithm, self._guarded, self.runs, self.target, key)
+            self.state = self._fused.prepare(self.state)
+            self._advance_fn = self._fused
 
     def _check_state(self, state: State) -> None:
         pop = state.x.shape[1] if state.x.ndim == 3 else None
@@ -164,16 +180,17 @@ class Runner:
     def step(self, n: int = 1) -> None:
         """Advance every run by `n` iterations (no host synchronisation).
 
-        On the graph engines, whole chunks are replayed from the captured CUDA graph and
-        any remainder shorter than a chunk runs eagerly.
+        On CUDA, the graph engines replay whole chunks from the captured CUDA graph and run
+        any remainder shorter than a chunk step by step (fused kernels stay fused).
         """
+        graphs = self.engine != "eager" and self.device.type == "cuda"
         with self._rng, torch.no_grad():
             while n > 0:
-                if self.engine != "eager" and n >= self.chunk:
+                if graphs and n >= self.chunk:
                     self._replay_chunk()
                     n -= self.chunk
                     continue
-                carry = self._advance(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+                carry = self._advance_fn(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
                 self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
                 self.iteration += 1
                 n -= 1
@@ -184,7 +201,12 @@ class Runner:
         carry = (self.state, self.best_x, self._hit_iter, self._it, self.best_f)
         if self._stepper is None:
             started = time.perf_counter()
-            self._stepper = GraphStepper(self._advance, carry, self.chunk, compile_step=self.engine == "compiled")
+            # The warm-up iteration before capture must leave no trace: counters are restored.
+            counters = [self._guarded.nan_evals] + ([] if self._fused is None else [self._fused.counter])
+            saved = [c.clone() for c in counters]
+            self._stepper = GraphStepper(self._advance_fn, carry, self.chunk, compile_step=self.engine == "compiled")
+            for c, value in zip(counters, saved):
+                c.copy_(value)
             self.setup_time += time.perf_counter() - started
         self._stepper.load(carry)
         self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._stepper.replay()
@@ -192,11 +214,14 @@ class Runner:
         self.iteration += self.chunk
         self._record_block(self._stepper.history, first)
 
-    def _advance(self, state, best_x, hit, it, best_f):
-        """One iteration as a pure function: the algorithm's step, then best-so-far tracking."""
+    def _advance(self, state, best_x, hit, it, best_f, record=None):
+        """One iteration as a pure function: the algorithm's step, then best-so-far tracking
+        (copied into `record` when given: a graph's per-step history row)."""
         state = self.algorithm.step(self._guarded, state)
         it = it + 1
         best_x, hit, best_f = self._track(state, best_x, hit, it, best_f)
+        if record is not None:
+            record.copy_(best_f)
         return state, best_x, hit, it, best_f
 
     def _track(self, state: State, best_x, hit, it, best_f):
@@ -291,6 +316,8 @@ class Runner:
         )
 
     def _engine_used(self) -> str:
+        if self._fused is not None:
+            return "fused" if self._stepper is None else "fused+graph"
         if self._stepper is None:
             return "eager"
         return "compiled+graph" if self._stepper.compiled else "graph"
@@ -336,8 +363,10 @@ def minimize(
 
     `engine`: "eager" runs each step as it is written (the reference); "graph" replays
     chunks of `chunk` steps from a captured CUDA graph; "compiled" also compiles the step
-    with torch.compile first; "auto" (default) picks "compiled" on CUDA for runs of at
-    least 4 chunks (unless profiling or the objective runs on the host), else "eager".
+    with torch.compile first; "fused" replays hand-fused Triton kernels instead (PSO only,
+    see `engine/fused`); "auto" (default) picks "fused" where it exists, else "compiled",
+    on CUDA for runs of at least 4 chunks (unless profiling or the objective runs on the
+    host), else "eager".
     Stop criteria are checked between chunks.
 
     >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
@@ -390,7 +419,8 @@ def minimize(
 def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar) -> str:
     """Step in chunks until a budget is spent, checking stop criteria between chunks;
     returns why it stopped: "target", "time_limit" or "budget" (the step budget)."""
-    unit = 1 if runner.engine == "eager" else runner.chunk  # graph engines step whole chunks
+    graphs = runner.engine != "eager" and runner.device.type == "cuda"
+    unit = runner.chunk if graphs else 1  # graph engines step whole chunks
     chunk = unit if needs_sync else max_steps
     while True:
         if runner.target_reached():

@@ -19,6 +19,7 @@ import torch
 
 from .. import algorithms, local, problems
 from ..engine import Result, Runner, minimize
+from ..engine.fused import why_not_fused
 from .store import ResultStore, describe
 
 
@@ -71,11 +72,8 @@ def _on_host(problem: problems.Problem) -> problems.Problem:
 def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
     """Run the given repeats of a configuration; one row per run."""
     problem, algo = build(config)
-    # On CUDA, studies replay captured graphs of the uncompiled step: capture takes
-    # milliseconds, while compiling again for every run of a grid would take seconds each.
-    graph = config.device.startswith("cuda") and not (config.profile or config.host_fitness) and config.iters >= 256
     kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile,
-              engine="graph" if graph else "eager")
+              engine=_engine(config, problem, algo))
     if config.timing == "batched" and not config.snapshots:
         result = minimize(problem, algo, runs=len(repeats), seed=config.seed(repeats[0]), **kw)
         return [_row(result, r, repeat, config.seed(repeats[0]), batched=True) for r, repeat in enumerate(repeats)]
@@ -87,6 +85,15 @@ def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
             result = minimize(problem, algo, runs=1, seed=config.seed(repeat), **kw)
         rows.append(_row(result, 0, repeat, config.seed(repeat), batched=False))
     return rows
+
+
+def _engine(config: RunConfig, problem, algo) -> str:
+    """On CUDA: the fused kernels where they exist (compiled once per process), else graph
+    replay of the uncompiled step (capture takes milliseconds, while compiling again for
+    every run of a grid would take seconds each); eager for short or profiled runs."""
+    if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256:
+        return "eager"
+    return "fused" if why_not_fused(algo, problem, torch.device(config.device)) is None else "graph"
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:

@@ -1,0 +1,172 @@
+"""What the fused iterations share: inline objectives, Philox draws, block bests, and the
+engine's best-so-far bookkeeping, as Triton device functions; plus their host-side buffers.
+
+Every fused iteration is two kernels: a per-block kernel that moves and evaluates a block
+of one run's population and writes the block's best new value with its index, and a
+per-run kernel that reduces the block bests and does the engine's bookkeeping (best-so-far,
+target iteration, history row) next to the algorithm's own (e.g. PSO's gbest).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from ...problems import classic
+from ...problems.classic import ClassicProblem
+
+#: Built-in objectives computed inside the kernels; 0 means "evaluate with the problem".
+FITNESS = {classic.sphere: 1, classic.euclidean: 2, classic.rastrigin: 3, classic.ackley: 4, classic.griewank: 5}
+
+
+def fitness_id(problem) -> int:
+    return FITNESS.get(problem.fn, 0) if type(problem) is ClassicProblem else 0
+
+
+@triton.jit
+def _product(a, b):
+    return a * b
+
+
+@triton.jit
+def objective(x, d, dm, D, FITNESS: tl.constexpr):
+    """Row-wise objective of a (rows, BLOCK_D) tile whose columns >= D are padding."""
+    x = tl.where(dm[None, :], x, 0.0)
+    if FITNESS == 1:  # sphere
+        f = tl.sum(x * x, 1)
+    elif FITNESS == 2:  # euclidean (paper 001)
+        f = tl.sqrt(tl.sum(x * x, 1))
+    elif FITNESS == 3:  # rastrigin
+        f = 10.0 * D + tl.sum(tl.where(dm[None, :], x * x - 10.0 * tl.cos(6.283185307179586 * x), 0.0), 1)
+    elif FITNESS == 4:  # ackley
+        mean_sq = tl.sum(x * x, 1) / D
+        mean_cos = tl.sum(tl.where(dm[None, :], tl.cos(6.283185307179586 * x), 0.0), 1) / D
+        f = -20.0 * tl.exp(-0.2 * tl.sqrt(mean_sq)) - tl.exp(mean_cos) + 20.0 + 2.718281828459045
+    else:  # griewank
+        scale = tl.sqrt((d + 1).to(x.dtype))
+        cosines = tl.where(dm[None, :], tl.cos(x / scale[None, :]), 1.0)
+        f = tl.sum(x * x, 1) / 4000.0 - tl.reduce(cosines, 1, _product) + 1.0
+    return f
+
+
+@triton.jit
+def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr):
+    """Two (BLOCK_P, BLOCK_D) tiles of U[0, 1) numbers for the rows `row` of this iteration.
+
+    Philox 4x32-10 keyed by the run set's seed; counter = (row, coordinate pair, iteration):
+    one call gives four numbers, i.e. two per coordinate for two neighbouring coordinates.
+    """
+    HALF: tl.constexpr = BLOCK_D // 2
+    pair = row[:, None] * HALF + tl.arange(0, HALF)[None, :]
+    zero = (pair * 0).to(tl.uint32)
+    high = zero
+    if WIDE:
+        high = (pair >> 32).to(tl.uint32)
+    step = zero + tl.load(counter_ptr).to(tl.uint32)
+    a, b, c, e = tl.random.philox(seed, pair.to(tl.uint32), high, step, zero)
+    u1 = tl.random.uint_to_uniform_float(tl.reshape(tl.join(a, b), (BLOCK_P, BLOCK_D)))  # columns 2j, 2j + 1
+    u2 = tl.random.uint_to_uniform_float(tl.reshape(tl.join(c, e), (BLOCK_P, BLOCK_D)))
+    return u1, u2
+
+
+@triton.jit
+def guard_and_count(f, nan_ptr, run):
+    """NaN -> +inf, counted per run (what the engine's guard does for other problems)."""
+    nan = f != f
+    tl.atomic_add(nan_ptr + run, tl.sum(nan.to(tl.int64), 0))
+    return tl.where(nan, float("inf"), f)
+
+
+@triton.jit
+def store_block_best(f, rows_ok, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P: tl.constexpr):
+    """The block's best value (masked rows count as +inf) and its index in the population."""
+    best_f, best_i = tl.min(tl.where(rows_ok, f, float("inf")), 0, return_indices=True)
+    tl.store(block_f_ptr + run * NB + block, best_f)
+    tl.store(block_i_ptr + run * NB + block, block * BLOCK_P + best_i)
+
+
+@triton.jit
+def reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B: tl.constexpr):
+    """The run's best new value over all block bests and its index in the population."""
+    lanes = tl.arange(0, BLOCK_B)
+    acc_f = tl.load(block_f_ptr + run * NB + lanes, mask=lanes < NB, other=float("inf"))
+    acc_i = tl.load(block_i_ptr + run * NB + lanes, mask=lanes < NB, other=0)
+    for start in range(BLOCK_B, NB, BLOCK_B):
+        idx = start + lanes
+        f = tl.load(block_f_ptr + run * NB + idx, mask=idx < NB, other=float("inf"))
+        i = tl.load(block_i_ptr + run * NB + idx, mask=idx < NB, other=0)
+        take = f < acc_f
+        acc_f = tl.where(take, f, acc_f)
+        acc_i = tl.where(take, i, acc_i)
+    m, lane = tl.min(acc_f, 0, return_indices=True)
+    return m, tl.sum(tl.where(lanes == lane, acc_i, 0), 0)
+
+
+@triton.jit
+def where_row(dm, flag):
+    """The row mask `dm` where the scalar `flag` holds (broadcast explicitly: the
+    interpreter does not `&` a scalar bool with a block)."""
+    return dm & ((dm.to(tl.int32) * 0 + flag.to(tl.int32)) != 0)
+
+
+@triton.jit
+def track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, target,
+               HAS_TARGET: tl.constexpr, RECORD: tl.constexpr):
+    """The engine's bookkeeping for one run: best-so-far (value `m` at point `x`), the
+    iteration the target was first reached, and this iteration's history row."""
+    best = tl.load(best_f_ptr + run)
+    improved = m < best
+    tl.store(best_f_ptr + run, m, mask=improved)
+    tl.store(best_x_ptr + run * D + d, x, mask=where_row(dm, improved))
+    best = tl.minimum(best, m)
+    if HAS_TARGET:
+        hit = tl.load(hit_ptr + run)
+        tl.store(hit_ptr + run, tl.load(it_ptr), mask=(best <= target) & (hit < 0))
+    if RECORD:
+        tl.store(record_ptr + run, best)
+
+
+class FusedIteration:
+    """Host side of a fused iteration: block layout, block-best buffers, Philox counter and
+    the algorithm's coefficients in device memory (Triton passes Python floats as float32).
+
+    Called like the engine's generic advance: `(state, best_x, hit, it, best_f, record)`.
+    """
+
+    def __init__(self, problem, runs: int, pop: int, block_p: int, coef: list[float],
+                 target: float | None, seed: int) -> None:
+        self.problem = problem  # the engine's NaN-guarded view
+        self.fitness = fitness_id(problem.inner)
+        self.runs, self.pop, self.dim = runs, pop, problem.dim
+        self.lower, self.upper = problem.lower.contiguous(), problem.upper.contiguous()
+        self.target, self.seed = target, seed
+        device, dtype = problem.lower.device, problem.lower.dtype
+        self.coef = torch.tensor([*coef, 0.0 if target is None else target], device=device, dtype=dtype)
+        self.block_p = block_p
+        self.blocks = math.ceil(pop / block_p)
+        self.block_f = torch.empty(runs, self.blocks, device=device, dtype=dtype)
+        self.block_i = torch.empty(runs, self.blocks, device=device, dtype=torch.int64)
+        self.counter = torch.zeros((), device=device, dtype=torch.int64)
+        # Test hooks, (2, runs, pop, dim): numbers to use instead of Philox's / to store Philox's in.
+        self.given_r: torch.Tensor | None = None
+        self.drawn_r: torch.Tensor | None = None
+
+    @staticmethod
+    def prepare(state):
+        """Own, contiguous buffers (init may share tensors between fields; kernels write in place)."""
+        fields = {k: v.clone(memory_format=torch.contiguous_format) for k, v in vars(state).items()}
+        return type(state)(**fields)
+
+    def random_args(self, x: torch.Tensor) -> dict:
+        r = self.given_r if self.given_r is not None else self.drawn_r
+        return dict(r_ptr=x if r is None else r, seed=self.seed, RPD=x.numel(), GIVEN_R=self.given_r is not None,
+                    EMIT_R=self.given_r is None and self.drawn_r is not None, WIDE=x.numel() >= 2**31)
+
+    def track_args(self, best_x, hit, it, best_f, record) -> dict:
+        return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,
+                    record_ptr=best_f if record is None else record, counter_ptr=self.counter, coef_ptr=self.coef,
+                    HAS_TARGET=self.target is not None, RECORD=record is not None,
+                    BLOCK_B=min(1024, triton.next_power_of_2(self.blocks)))

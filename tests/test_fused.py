@@ -1,0 +1,158 @@
+"""The fused Triton kernels (`engine="fused"`) against the eager PSO step, the reference.
+
+With the eager step's own random numbers fed in, one fused iteration must give the same
+state; with the kernels' Philox stream, runs must converge like eager runs. On a machine
+without CUDA these run the kernels in Triton's interpreter (see conftest); with CUDA they
+run compiled under `pytest -m gpu`.
+"""
+
+import pytest
+import torch
+from scipy import stats
+
+import heuriscale as hs
+from heuriscale.engine.fused import why_not_fused
+
+PROBLEMS = {  # the first five are computed inside the kernel, the others by the problem
+    "sphere": lambda: hs.get_problem("sphere", dim=5),
+    "euclidean": lambda: hs.get_problem("euclidean", dim=2),
+    "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
+    "ackley": lambda: hs.get_problem("ackley", dim=7),
+    "griewank": lambda: hs.get_problem("griewank", dim=6),
+    "rosenbrock": lambda: hs.get_problem("rosenbrock", dim=5),
+    "spring": lambda: hs.get_problem("spring"),
+}
+ALGORITHMS = {  # population 37: not a multiple of the kernels' blocks, so masked tails run too
+    "pso": lambda: hs.PSO(pop_size=37),
+    "firefly": lambda: hs.Firefly(pop_size=37, alpha=0.5, beta0=1.0, gamma=0.01),
+}
+CASES = [(a, p) for a in ALGORITHMS for p in sorted(PROBLEMS) if a == "pso" or p in ("sphere", "rastrigin", "rosenbrock")]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("algorithm,name", CASES)
+def test_one_fused_step_equals_the_eager_step_with_the_same_random_numbers(algorithm, name, dtype, fused_device):
+    algo = ALGORITHMS[algorithm]()
+    runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device=fused_device, dtype=dtype, engine="fused")
+    fused = runner._fused
+    assert runner._engine_used() == "fused"
+    # Kernel and eager round differently (fused multiply-adds, sums in another order): allow
+    # a few ulps of the box's scale for positions and of the objective's for values.
+    eps = torch.finfo(getattr(torch, dtype)).eps
+    scale = float(torch.maximum(runner.problem.lower.abs(), runner.problem.upper.abs()).max())
+    for k in range(3):
+        before = fused.prepare(runner.state)  # a copy
+        best_before = runner.best_f.clone()
+        torch.manual_seed(100 + k)
+        fused.given_r = torch.stack([torch.rand_like(before.x), torch.rand_like(before.x)])
+        runner.step(1)
+        torch.manual_seed(100 + k)  # the eager step draws the same numbers
+        expected = algo.step(runner._guarded, before)
+        f_scale = float(expected.f.abs().max())
+        for field, want in vars(expected).items():
+            atol = 64 * eps * (f_scale if field.endswith("f") else scale)
+            torch.testing.assert_close(getattr(runner.state, field), want, rtol=64 * eps, atol=atol, msg=field)
+        torch.testing.assert_close(runner.best_f, torch.minimum(best_before, expected.f.amin(-1)),
+                                   rtol=64 * eps, atol=64 * eps * f_scale)
+    assert runner.iteration == 3 and int(runner._it) == 3
+
+
+def test_the_kernels_random_numbers_are_uniform_and_independent(fused_device):
+    runner = hs.Runner("sphere", hs.PSO(pop_size=200), dim=6, runs=2, seed=1, device=fused_device, engine="fused")
+    draws = []
+    for _ in range(2):
+        runner._fused.drawn_r = torch.empty(2, *runner.state.x.shape, device=fused_device)
+        runner.step(1)
+        draws.append(runner._fused.drawn_r.cpu().double())
+    r1, r2 = draws[0]
+    u = draws[0].flatten().numpy()  # 4,800 numbers
+    assert ((u >= 0) & (u < 1)).all()
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+    def corr(a, b):
+        return abs(float(torch.corrcoef(torch.stack([a.flatten(), b.flatten()]))[0, 1]))
+    # r1 vs r2, neighbouring coordinates (one Philox call), the two runs, two iterations: 2,400
+    # pairs each, so |corr| < 0.1 is ~5 standard errors
+    assert corr(r1, r2) < 0.1 and corr(r1[..., 0::2], r1[..., 1::2]) < 0.1
+    assert corr(r1[0], r1[1]) < 0.1 and corr(draws[0], draws[1]) < 0.1
+
+
+@pytest.mark.parametrize("algorithm", ["pso", "firefly"])
+def test_fused_runs_converge_like_eager_runs(algorithm, fused_device):
+    cuda = fused_device == "cuda"
+    kw = dict(dim=4, iters=200 if cuda else 40, runs=40 if cuda else 10, device=fused_device)
+    make = {"pso": hs.PSO, "firefly": lambda pop_size: hs.Firefly(pop_size=pop_size, alpha=0.05)}[algorithm]
+    eager = hs.minimize("rastrigin", make(pop_size=32 if cuda else 16), engine="eager", seed=0, **kw)
+    fused = hs.minimize("rastrigin", make(pop_size=32 if cuda else 16), engine="fused", seed=1, **kw)
+    assert fused.extra["engine"] == ("fused+graph" if cuda else "fused")
+    assert torch.isfinite(fused.best_f).all() and fused.iterations == kw["iters"]
+    assert stats.mannwhitneyu(eager.best_f.numpy(), fused.best_f.numpy()).pvalue > 1e-3
+    assert (fused.history_f[:, 1:] <= fused.history_f[:, :-1]).all()
+    assert torch.equal(fused.best_f, fused.history_f.amin(1))  # best-so-far over every iteration
+
+
+def test_fused_runs_are_reproducible_and_seeds_differ(fused_device):
+    kw = dict(dim=3, iters=20, runs=2, device=fused_device, engine="fused")
+    a = hs.minimize("sphere", hs.PSO(pop_size=16), seed=7, **kw)
+    b = hs.minimize("sphere", hs.PSO(pop_size=16), seed=7, **kw)
+    c = hs.minimize("sphere", hs.PSO(pop_size=16), seed=8, **kw)
+    assert torch.equal(a.best_f, b.best_f) and torch.equal(a.best_x, b.best_x)
+    assert not torch.equal(a.best_f, c.best_f)
+    assert a.best_f[0] != a.best_f[1]  # the runs of one call draw different numbers
+
+
+def test_nan_fitness_is_counted_and_never_best(fused_device):
+    def half_nan(x):
+        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+
+    problem = hs.TorchFunction(half_nan, 3, -1.0, 1.0)
+    r = hs.minimize(problem, hs.PSO(pop_size=16), iters=10, runs=2, seed=0, device=fused_device, engine="fused")
+    assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all()
+    assert (r.best_x[:, 0] <= 0).all()
+
+
+def test_target_iteration_is_recorded_by_the_kernels(fused_device):
+    r = hs.minimize("sphere", hs.PSO(pop_size=16), dim=2, target=1e-2, iters=200, runs=2, seed=3,
+                    device=fused_device, engine="fused", chunk=8)
+    assert r.stop_reason == "target"
+    hit = (r.evals_to_target - 16) // 16  # the iteration each run reached the target
+    for run in range(2):
+        reached = r.history_iter[r.history_f[run] <= 1e-2][0]  # history keeps every iteration here
+        assert int(hit[run]) == int(reached)
+
+
+def test_why_not_fused_says_why(monkeypatch):
+    cpu = torch.device("cpu")
+    sphere = hs.get_problem("sphere", dim=3)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert "CUDA devices" in why_not_fused(hs.PSO(), sphere, cpu)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert why_not_fused(hs.PSO(), sphere, cpu) is None
+    assert "only 'pso' and synchronous 'firefly'" in why_not_fused(hs.PRS(), sphere, cpu)
+    assert "only 'pso'" in why_not_fused(hs.Firefly(update="sequential"), sphere, cpu)
+    assert why_not_fused(hs.Firefly(), sphere, cpu) is None
+    assert "up to dim=256" in why_not_fused(hs.Firefly(), hs.get_problem("sphere", dim=300), cpu)
+    assert "up to dim=4096" in why_not_fused(hs.PSO(), hs.get_problem("sphere", dim=5000), cpu)
+    host = hs.NumpyFunction(lambda X: (X**2).sum(1), 3, -1, 1)
+    assert "evaluated on the host" in why_not_fused(hs.PSO(), host, cpu)
+    with pytest.raises(ValueError, match="engine 'fused' is not available: no fused kernel for 'fep'"):
+        hs.minimize("sphere", "fep", dim=2, iters=10, device="cpu", engine="fused")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make", [lambda: hs.PSO(pop_size=100), lambda: hs.Firefly(pop_size=100, alpha=0.05)])
+def test_graph_replay_of_fused_kernels_equals_launching_them_one_by_one(make):
+    kw = dict(dim=5, iters=101, runs=3, seed=2, device="cuda", engine="fused")
+    graphed = hs.minimize("rastrigin", make(), chunk=16, **kw)  # 6 chunks + 5 steps
+    direct = hs.minimize("rastrigin", make(), chunk=1000, **kw)  # never a whole chunk
+    assert graphed.extra["engine"] == "fused+graph" and direct.extra["engine"] == "fused"
+    assert torch.equal(graphed.best_f, direct.best_f) and torch.equal(graphed.best_x, direct.best_x)
+    assert torch.equal(graphed.history_f, direct.history_f)
+
+
+@pytest.mark.gpu
+def test_auto_engine_picks_the_fused_kernels_for_pso_on_cuda():
+    r = hs.minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cuda")
+    assert r.extra["engine"] == "fused+graph"
+    assert (r.best_f < 1e-6).all()  # issue 2's acceptance bar, now on the fused path
+    assert hs.minimize("sphere", "firefly", dim=4, iters=300, device="cuda").extra["engine"] == "fused+graph"
+    assert hs.minimize("sphere", "prs", dim=4, iters=300, device="cuda").extra["engine"] == "compiled+graph"
