@@ -144,8 +144,7 @@ def time_evox(cfg: Config, budget_s: float) -> dict | None:
     p = cfg.problem()
     lb, ub = p.lower.float().cuda(), p.upper.float().cuda()
     n = cfg.algorithm().pop_size
-    torch.set_default_device("cuda")
-    try:
+    with torch.device("cuda"):  # EvoX creates its tensors on the default device
         if cfg.evox == "paper":
             algo, prob = EvoxPSO(n, lb, ub, w=1.0, phi_p=2.0, phi_g=2.0), Euclid()
         else:
@@ -167,8 +166,6 @@ def time_evox(cfg: Config, budget_s: float) -> dict | None:
             step()
         torch.cuda.synchronize()
         return {"per_iter": (time.perf_counter() - t0) / reps, "setup": setup, "measured_iters": reps}
-    finally:
-        torch.set_default_device("cpu")
 
 
 def crossover(name: str, make, pops: list[int], budget_s: float) -> dict:

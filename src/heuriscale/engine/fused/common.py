@@ -169,4 +169,4 @@ class FusedIteration:
         return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,
                     record_ptr=best_f if record is None else record, counter_ptr=self.counter, coef_ptr=self.coef,
                     HAS_TARGET=self.target is not None, RECORD=record is not None,
-                    BLOCK_B=min(1024, triton.next_power_of_2(self.blocks)))
+                    BLOCK_B=min(4096, triton.next_power_of_2(self.blocks)), num_warps=4 if self.blocks <= 1024 else 8)
