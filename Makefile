@@ -7,12 +7,16 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # Pinned: any other torch request pulls a multi-GB CUDA build on CPU-only machines.
 TORCH  ?= torch==2.13.0
+# CUDA builds of torch bring Triton; on CPU-only machines the tests run the engine's fused
+# kernels in Triton's interpreter, so a CPU build gets this pinned Triton added.
+TRITON ?= triton==3.9.0
 
 .PHONY: setup test test-gpu test-slow demo clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
+	$(BIN)/python -c "import triton" 2>/dev/null || $(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TRITON)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	touch $@
 
