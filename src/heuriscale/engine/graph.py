@@ -63,8 +63,9 @@ class GraphStepper:
                     stacklevel=3,
                 )
                 fn = advance
-        if not self.compiled:
-            self._warm_up(fn, carry)
+        if not self.compiled:  # called as it will be captured: with a history row (kernels
+            # specialised on it, e.g. Triton's, are built now, not during capture)
+            self._warm_up(lambda *c: fn(*c, record=torch.empty_like(c[-1])), carry)
         self._capture(fn, carry)
 
     @staticmethod
