@@ -98,3 +98,16 @@ def test_graph_engines_need_cuda():
         hs.minimize("sphere", "pso", dim=2, iters=10, device="cpu", engine="turbo")
     r = hs.minimize("sphere", "pso", dim=2, iters=500, device="cpu")
     assert r.extra["engine"] == "eager"
+
+
+@pytest.mark.gpu
+def test_graph_warm_up_leaves_nan_counts_alone():
+    _cuda()
+
+    def half_nan(x):
+        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+
+    kw = dict(iters=64, runs=2, seed=4, device="cuda", chunk=32)
+    eager = hs.minimize(hs.TorchFunction(half_nan, 3, -1.0, 1.0), hs.PSO(pop_size=16), engine="eager", **kw)
+    graph = hs.minimize(hs.TorchFunction(half_nan, 3, -1.0, 1.0), hs.PSO(pop_size=16), engine="graph", **kw)
+    assert (eager.nan_evals > 0).all() and torch.equal(graph.nan_evals, eager.nan_evals)

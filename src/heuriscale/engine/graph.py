@@ -42,10 +42,12 @@ def _clone(carry: tuple) -> tuple:
 class GraphStepper:
     """Advance a runner's tensors `chunk` iterations per CUDA-graph replay."""
 
-    def __init__(self, advance, carry: tuple, chunk: int, compile_step: bool) -> None:
+    def __init__(self, advance, carry: tuple, chunk: int, compile_step: bool, counters: tuple = ()) -> None:
         """`advance(*carry, record=row) -> carry'` is one iteration (pure, or in place on
         `carry`'s tensors); it writes the step's best_f (the last carry item) into `row`,
-        the step's row of the chunk's history.
+        the step's row of the chunk's history. `counters`: tensors outside `carry` that
+        `advance` updates in place (NaN counts, a Philox counter); the warm-up leaves them as
+        they were.
         """
         self.chunk = chunk
         self.compiled = False
@@ -53,7 +55,7 @@ class GraphStepper:
         if compile_step:
             try:
                 fn = torch.compile(advance, dynamic=False)
-                self._warm_up(fn, carry)
+                self._warm_up(fn, carry, counters)
                 self.compiled = True
             except Exception as exc:  # noqa: BLE001 - any compiler failure falls back
                 warnings.warn(
@@ -65,12 +67,13 @@ class GraphStepper:
                 fn = advance
         if not self.compiled:  # called as it will be captured: with a history row (kernels
             # specialised on it, e.g. Triton's, are built now, not during capture)
-            self._warm_up(lambda *c: fn(*c, record=torch.empty_like(c[-1])), carry)
+            self._warm_up(lambda *c: fn(*c, record=torch.empty_like(c[-1])), carry, counters)
         self._capture(fn, carry)
 
     @staticmethod
-    def _warm_up(fn, carry) -> None:
+    def _warm_up(fn, carry, counters) -> None:
         """Run once on a side stream (on copies, so the runs do not advance) before capture."""
+        saved = [c.clone() for c in counters]
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         generator = torch.cuda.default_generators[torch.cuda.current_device()]
@@ -80,6 +83,8 @@ class GraphStepper:
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
         generator.set_state(rng)  # warm-up draws do not count
+        for c, value in zip(counters, saved):
+            c.copy_(value)
 
     def _capture(self, fn, carry) -> None:
         self.static = carry = _clone(carry)

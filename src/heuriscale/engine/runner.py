@@ -201,12 +201,9 @@ class Runner:
         carry = (self.state, self.best_x, self._hit_iter, self._it, self.best_f)
         if self._stepper is None:
             started = time.perf_counter()
-            # The warm-up iteration before capture must leave no trace: counters are restored.
-            counters = [self._guarded.nan_evals] + ([] if self._fused is None else [self._fused.counter])
-            saved = [c.clone() for c in counters]
-            self._stepper = GraphStepper(self._advance_fn, carry, self.chunk, compile_step=self.engine == "compiled")
-            for c, value in zip(counters, saved):
-                c.copy_(value)
+            counters = (self._guarded.nan_evals,) + (() if self._fused is None else (self._fused.counter,))
+            self._stepper = GraphStepper(self._advance_fn, carry, self.chunk, compile_step=self.engine == "compiled",
+                                         counters=counters)
             self.setup_time += time.perf_counter() - started
         self._stepper.load(carry)
         self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._stepper.replay()

@@ -129,6 +129,25 @@ def track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, rec
         tl.store(record_ptr + run, best)
 
 
+@triton.jit
+def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr,
+               coef_ptr, P, D, NB, HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr,
+               BLOCK_D: tl.constexpr):
+    """The per-run kernel's shared part: the iteration's best new value `m` and point `x`
+    (from the block bests), the engine's bookkeeping, and the Philox counter advanced.
+    Returns (m, x, d, dm) for the algorithm's own bookkeeping (target = coef[3])."""
+    run = tl.program_id(0)
+    m, i = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
+    d = tl.arange(0, BLOCK_D)
+    dm = d < D
+    x = tl.load(x_ptr + (run.to(tl.int64) * P + i) * D + d, mask=dm)
+    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr + 3),
+               HAS_TARGET, RECORD)
+    if run == 0:
+        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
+    return m, x, d, dm
+
+
 class FusedIteration:
     """Host side of a fused iteration: block layout, block-best buffers, Philox counter and
     the algorithm's coefficients in device memory (Triton passes Python floats as float32).
@@ -159,6 +178,16 @@ class FusedIteration:
         """Own, contiguous buffers (init may share tensors between fields; kernels write in place)."""
         fields = {k: v.clone(memory_format=torch.contiguous_format) for k, v in vars(state).items()}
         return type(state)(**fields)
+
+    def move_and_select(self, kernel, args: dict, x_new: torch.Tensor, f_out: torch.Tensor) -> None:
+        """Launch the per-block kernel: once with the objective inline, else move, evaluate
+        `x_new` with the engine's (NaN-guarded) problem, then select."""
+        grid = (self.blocks, self.runs)
+        if self.fitness:
+            kernel[grid](f_in_ptr=f_out, MOVE=True, SELECT=True, **args)
+        else:
+            kernel[grid](f_in_ptr=f_out, MOVE=True, SELECT=False, **args)
+            kernel[grid](f_in_ptr=self.problem.evaluate(x_new), MOVE=False, SELECT=True, **args)
 
     def random_args(self, x: torch.Tensor) -> dict:
         r = self.given_r if self.given_r is not None else self.drawn_r

@@ -21,8 +21,9 @@ import triton
 import triton.language as tl
 
 from ...algorithms.base import State
-from .common import FusedIteration, guard_and_count, objective, reduce_blocks, store_block_best, track_best, uniform_pairs
+from .common import FusedIteration, finish_run, guard_and_count, objective, store_block_best, uniform_pairs
 
+#: Widest dimension taken: a block of 64 fireflies' rows and its accumulator stay in registers.
 MAX_DIM = 256
 
 
@@ -99,15 +100,8 @@ def _finish(
     block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr,
     N, D, NB, HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
-    run = tl.program_id(0)
-    m, i = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
-    d = tl.arange(0, BLOCK_D)
-    dm = d < D
-    x = tl.load(x_ptr + (run.to(tl.int64) * N + i) * D + d, mask=dm)
-    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr + 3),
-               HAS_TARGET, RECORD)
-    if run == 0:
-        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
+    finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr,
+               coef_ptr, N, D, NB, HAS_TARGET, RECORD, BLOCK_B, BLOCK_D)
 
 
 class FusedFirefly(FusedIteration):
@@ -128,7 +122,6 @@ class FusedFirefly(FusedIteration):
         out = self.spare
         if out is None or out.x.data_ptr() == s.x.data_ptr():  # e.g. a graph replay left the state there
             out = State(x=torch.empty_like(s.x), f=torch.empty_like(s.f))
-        grid = (self.blocks, self.runs)
         args = dict(
             x_ptr=s.x, f_ptr=s.f, x_out_ptr=out.x, f_out_ptr=out.f, lower_ptr=self.lower, upper_ptr=self.upper,
             coef_ptr=self.coef, block_f_ptr=self.block_f, block_i_ptr=self.block_i, nan_ptr=self.problem.nan_evals,
@@ -136,12 +129,7 @@ class FusedFirefly(FusedIteration):
             BLOCK_P=self.block_p, BLOCK_J=self.block_j, BLOCK_D=self.block_d, num_warps=self.num_warps,
             PRECISION=self.precision if s.x.dtype == torch.float32 else "ieee", **self.random_args(s.x),
         )
-        if self.fitness:
-            _attract[grid](f_in_ptr=out.f, MOVE=True, SELECT=True, **args)
-        else:
-            _attract[grid](f_in_ptr=out.f, MOVE=True, SELECT=False, **args)
-            f = self.problem.evaluate(out.x)
-            _attract[grid](f_in_ptr=f, MOVE=False, SELECT=True, **args)
+        self.move_and_select(_attract, args, out.x, out.f)
         _finish[(self.runs,)](
             self.block_f, self.block_i, out.x, N=self.pop, D=self.dim, NB=self.blocks, BLOCK_D=self.block_d,
             **self.track_args(best_x, hit, it, best_f, record),

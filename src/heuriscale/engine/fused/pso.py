@@ -22,8 +22,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .common import (FusedIteration, guard_and_count, objective, reduce_blocks, store_block_best, track_best,
-                     uniform_pairs, where_row)
+from .common import FusedIteration, finish_run, guard_and_count, objective, store_block_best, uniform_pairs, where_row
 
 #: Widest dimension the fused kernels take (one program keeps a particle's row in registers).
 MAX_DIM = 4096
@@ -93,18 +92,12 @@ def _best(
     hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,
     HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
+    m, x, d, dm = finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
+                             counter_ptr, coef_ptr, P, D, NB, HAS_TARGET, RECORD, BLOCK_B, BLOCK_D)
     run = tl.program_id(0)
-    m, i = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
-    d = tl.arange(0, BLOCK_D)
-    dm = d < D
-    x = tl.load(x_ptr + (run.to(tl.int64) * P + i) * D + d, mask=dm)
     improved = m < tl.load(gbest_f_ptr + run)  # then this particle's pbest is x
     tl.store(gbest_f_ptr + run, m, mask=improved)
     tl.store(gbest_x_ptr + run * D + d, x, mask=where_row(dm, improved))
-    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr + 3),
-               HAS_TARGET, RECORD)
-    if run == 0:
-        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
 
 
 class FusedPSO(FusedIteration):
@@ -120,7 +113,6 @@ class FusedPSO(FusedIteration):
         self.num_warps = 4 if self.block_d < 2048 else 8
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
-        grid = (self.blocks, self.runs)
         args = dict(
             x_ptr=s.x, v_ptr=s.v, f_ptr=s.f, pbest_x_ptr=s.pbest_x, pbest_f_ptr=s.pbest_f, gbest_x_ptr=s.gbest_x,
             lower_ptr=self.lower, upper_ptr=self.upper, vmax_ptr=self.vmax, coef_ptr=self.coef,
@@ -128,12 +120,7 @@ class FusedPSO(FusedIteration):
             counter_ptr=self.counter, it_ptr=it, P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness,
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
         )
-        if self.fitness:
-            _move[grid](f_in_ptr=s.f, MOVE=True, SELECT=True, **args)
-        else:
-            _move[grid](f_in_ptr=s.f, MOVE=True, SELECT=False, **args)
-            f = self.problem.evaluate(s.x)
-            _move[grid](f_in_ptr=f, MOVE=False, SELECT=True, **args)
+        self.move_and_select(_move, args, s.x, s.f)
         _best[(self.runs,)](
             self.block_f, self.block_i, s.x, s.gbest_x, s.gbest_f, P=self.pop, D=self.dim, NB=self.blocks,
             BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record),

@@ -1,0 +1,55 @@
+"""Tile sweep of the fused Triton kernels (how their block sizes were chosen).
+
+    PYTHONPATH=src python3 benchmarks/fused_tiles.py     # on a CUDA machine
+
+Times one iteration (CUDA-graph replay, after a warm-up chunk) of PSO at paper 001's size
+and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles, warps and
+(Firefly) product precisions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+
+import heuriscale as hs
+from heuriscale.engine.device import synchronize
+
+
+def per_iteration(problem, algo, steps: int, **tiles) -> float:
+    runner = hs.Runner(problem, algo, device="cuda", engine="fused", seed=0)
+    fused = runner._fused
+    for name, value in tiles.items():
+        setattr(fused, name, value)
+    fused.blocks = math.ceil(fused.pop / fused.block_p)
+    fused.block_f = torch.empty(1, fused.blocks, device="cuda", dtype=torch.float32)
+    fused.block_i = torch.empty(1, fused.blocks, device="cuda", dtype=torch.int64)
+    runner.step(2 * runner.chunk)
+    synchronize(runner.device)
+    started = time.perf_counter()
+    runner.step(steps)
+    synchronize(runner.device)
+    return (time.perf_counter() - started) / steps
+
+
+def main() -> None:
+    for label, problem, algo, steps, block_ps in [
+        ("pso 65,536 x 2", hs.get_problem("euclidean", dim=2),
+         hs.get_algorithm("pso", preset="paper001", pop_size=65_536), 6400, (64, 128, 256, 512, 1024)),
+        ("pso 1M x 30", hs.get_problem("sphere", dim=30), hs.PSO(pop_size=1_000_000), 320, (8, 16, 32, 64, 128)),
+    ]:
+        for bp in block_ps:
+            times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, steps, block_p=bp, num_warps=nw) * 1e6:.1f} us"
+                              for nw in (1, 2, 4, 8))
+            print(f"{label}  block_p {bp}  {times}", flush=True)
+    problem, algo = hs.get_problem("sphere", dim=32), hs.Firefly(pop_size=16_384)
+    for precision in ("tf32x3", "ieee"):
+        for bp, bj, nw in [(64, 64, 4), (128, 64, 8), (128, 32, 4), (64, 32, 4), (64, 128, 8)]:
+            t = per_iteration(problem, algo, 64, block_p=bp, block_j=bj, num_warps=nw, precision=precision)
+            print(f"firefly 16,384 x 32  {precision}  block {bp} x {bj}  warps {nw}: {t * 1e6:.0f} us", flush=True)
+
+
+if __name__ == "__main__":
+    main()
