@@ -5,6 +5,7 @@ equal eager exactly; `engine="compiled"` uses inductor's random streams, so it m
 eager in distribution. These run with `pytest -m gpu`; the CPU checks run everywhere.
 """
 
+import gc
 import warnings
 
 import pytest
@@ -111,3 +112,29 @@ def test_graph_warm_up_leaves_nan_counts_alone():
     eager = hs.minimize(hs.TorchFunction(half_nan, 3, -1.0, 1.0), hs.PSO(pop_size=16), engine="eager", **kw)
     graph = hs.minimize(hs.TorchFunction(half_nan, 3, -1.0, 1.0), hs.PSO(pop_size=16), engine="graph", **kw)
     assert (eager.nan_evals > 0).all() and torch.equal(graph.nan_evals, eager.nan_evals)
+
+
+@pytest.mark.gpu
+def test_no_garbage_collection_runs_while_a_graph_is_captured():
+    """Python's cyclic collector may free another runner's graph and tensors at any
+    allocation; inside a capture that breaks it (seen as "operation failed due to a
+    previous error during capture" in a later test). Captures therefore run with the
+    collector paused, even when it is set to collect at nearly every allocation."""
+    _cuda()
+    during_capture = []
+
+    def watch(phase, info):
+        if phase == "start":
+            during_capture.append(torch.cuda.is_current_stream_capturing())
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    gc.callbacks.append(watch)
+    try:
+        r = hs.minimize("rastrigin", hs.PSO(pop_size=64), dim=6, iters=32, runs=3, seed=11, device="cuda",
+                        engine="graph", chunk=16)
+    finally:
+        gc.callbacks.remove(watch)
+        gc.set_threshold(*thresholds)
+    assert r.extra["engine"] == "graph" and len(during_capture) > 100  # it did collect, often
+    assert not any(during_capture)

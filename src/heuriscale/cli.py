@@ -58,7 +58,7 @@ def run(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
     dtype: Annotated[str, typer.Option(help="float32 or float64")] = "float32",
     engine: Annotated[
-        str, typer.Option(help="auto, eager, graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph: pso, firefly)")
+        str, typer.Option(help="auto, eager, graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph: pso, prs, fep, firefly)")
     ] = "auto",
     seed: Annotated[Optional[int], typer.Option(help="random seed (random if omitted; recorded in the result)")] = None,
     preset: Annotated[Optional[str], typer.Option(help="named parameter set of the algorithm, e.g. paper001")] = None,

@@ -15,7 +15,9 @@ own random streams: same distributions, different numbers.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import warnings
 
 import torch
@@ -37,6 +39,25 @@ def _clone(carry: tuple) -> tuple:
         if dataclasses.is_dataclass(c) else c.clone()
         for c in carry
     )
+
+
+@contextlib.contextmanager
+def _no_collection():
+    """Python's cyclic garbage collector paused (and run once first).
+
+    A collection during a capture may free another runner's CUDA graph or tensors used on
+    other streams, which the capture does not allow: the capture fails ("operation failed
+    due to a previous error during capture"). torch.cuda.graph only collects first when
+    torch.compiler.config.force_cudagraph_gc is set; we always do.
+    """
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class GraphStepper:
@@ -92,7 +113,7 @@ class GraphStepper:
         self.graph = torch.cuda.CUDAGraph()
         generator = torch.cuda.default_generators[torch.cuda.current_device()]
         rng = generator.get_state()
-        with torch.no_grad(), torch.cuda.graph(self.graph):
+        with _no_collection(), torch.no_grad(), torch.cuda.graph(self.graph):
             out = carry
             for k in range(self.chunk):
                 if self.compiled:  # a compiled step is called as it was warmed up: no recompilation

@@ -160,13 +160,11 @@ class Runner:
         self._history_stride = 1
         self._record()
         self._fused = None
-        self._advance_fn = self._advance
         if self.engine == "fused":
             with self._rng:  # the kernels' Philox key: one draw from the run set's stream
                 key = int(torch.randint(0, 2**62, (), device=self.device))
             self._fused = fused_advance(self.algorithm, self._guarded, self.runs, self.target, key)
             self.state = self._fused.prepare(self.state)
-            self._advance_fn = self._fused
 
     def _check_state(self, state: State) -> None:
         pop = state.x.shape[1] if state.x.ndim == 3 else None
@@ -197,11 +195,18 @@ class Runner:
                 if self.iteration % self._history_stride == 0:
                     self._record()
 
+    @property
+    def _advance_fn(self):
+        """The iteration the engine steps with (looked up each time, not stored: a bound
+        method kept on the runner would make a reference cycle, and runners would then
+        wait for the cyclic garbage collector to free their GPU memory)."""
+        return self._advance if self._fused is None else self._fused
+
     def _replay_chunk(self) -> None:
         carry = (self.state, self.best_x, self._hit_iter, self._it, self.best_f)
         if self._stepper is None:
             started = time.perf_counter()
-            counters = (self._guarded.nan_evals,) + (() if self._fused is None else (self._fused.counter,))
+            counters = (self._guarded.nan_evals,) + (() if self._fused is None else self._fused.counters)
             self._stepper = GraphStepper(self._advance_fn, carry, self.chunk, compile_step=self.engine == "compiled",
                                          counters=counters)
             self.setup_time += time.perf_counter() - started
@@ -360,8 +365,8 @@ def minimize(
 
     `engine`: "eager" runs each step as it is written (the reference); "graph" replays
     chunks of `chunk` steps from a captured CUDA graph; "compiled" also compiles the step
-    with torch.compile first; "fused" replays hand-fused Triton kernels instead (PSO only,
-    see `engine/fused`); "auto" (default) picks "fused" where it exists, else "compiled",
+    with torch.compile first; "fused" replays hand-fused Triton kernels instead (PSO, PRS,
+    FEP and synchronous Firefly, see `engine/fused`); "auto" (default) picks "fused" where it exists, else "compiled",
     on CUDA for runs of at least 4 chunks (unless profiling or the objective runs on the
     host), else "eager".
     Stop criteria are checked between chunks.

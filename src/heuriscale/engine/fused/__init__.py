@@ -26,7 +26,7 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     """None when a fused iteration exists for this algorithm, problem and device; else why not."""
     kernels = _kernels(algorithm)
     if kernels is None:
-        return f"no fused kernel for {algorithm.name!r} yet (only 'pso' and synchronous 'firefly'); use engine='compiled'"
+        return f"no fused kernel for {algorithm.name!r} yet (only 'pso', 'prs', 'fep' and synchronous 'firefly'); use engine='compiled'"
     if device.type != "cuda" and not interpreted():
         return f"fused kernels run on CUDA devices, not on {device}; use engine='eager' there"
     if importlib.util.find_spec("triton") is None:
@@ -41,12 +41,20 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
 
 def _kernels(algorithm):
     """(module, class) of the fused iteration for this algorithm, or None."""
-    from ...algorithms import PSO, Firefly
+    from ...algorithms import FEP, PRS, PSO, Firefly
 
     if type(algorithm) is PSO:
         from . import pso
 
         return pso, pso.FusedPSO
+    if type(algorithm) is PRS:
+        from . import prs
+
+        return prs, prs.FusedPRS
+    if type(algorithm) is FEP:
+        from . import fep
+
+        return fep, fep.FusedFEP
     if type(algorithm) is Firefly and algorithm.update == "synchronous":
         from . import firefly
 

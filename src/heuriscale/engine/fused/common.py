@@ -53,11 +53,13 @@ def objective(x, d, dm, D, FITNESS: tl.constexpr):
 
 
 @triton.jit
-def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr):
+def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr,
+                  STREAM: tl.constexpr = 0):
     """Two (BLOCK_P, BLOCK_D) tiles of U[0, 1) numbers for the rows `row` of this iteration.
 
-    Philox 4x32-10 keyed by the run set's seed; counter = (row, coordinate pair, iteration):
-    one call gives four numbers, i.e. two per coordinate for two neighbouring coordinates.
+    Philox 4x32-10 keyed by the run set's seed; counter = (row's coordinate pair (64 bits),
+    iteration, STREAM): one call gives four numbers, i.e. two per coordinate for two
+    neighbouring coordinates; another STREAM gives independent ones.
     """
     HALF: tl.constexpr = BLOCK_D // 2
     pair = row[:, None] * HALF + tl.arange(0, HALF)[None, :]
@@ -66,10 +68,41 @@ def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.con
     if WIDE:
         high = (pair >> 32).to(tl.uint32)
     step = zero + tl.load(counter_ptr).to(tl.uint32)
-    a, b, c, e = tl.random.philox(seed, pair.to(tl.uint32), high, step, zero)
+    a, b, c, e = tl.random.philox(seed, pair.to(tl.uint32), high, step, zero + STREAM)
     u1 = tl.random.uint_to_uniform_float(tl.reshape(tl.join(a, b), (BLOCK_P, BLOCK_D)))  # columns 2j, 2j + 1
     u2 = tl.random.uint_to_uniform_float(tl.reshape(tl.join(c, e), (BLOCK_P, BLOCK_D)))
     return u1, u2
+
+
+@triton.jit
+def tile(P, D, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr):
+    """This program's tile: block program_id(0) of run program_id(1)'s P rows of D numbers.
+
+    Returns (block, run, p, d, pm, dm, mask, row, off): row indices p in the population and
+    coordinates d with their masks, the rows in (runs * P) and the elements' offsets (64-bit
+    when WIDE: 2**31 elements or more).
+    """
+    block = tl.program_id(0)
+    run = tl.program_id(1)
+    p = block * BLOCK_P + tl.arange(0, BLOCK_P)
+    d = tl.arange(0, BLOCK_D)
+    pm = p < P
+    dm = d < D
+    row = run * P + p
+    if WIDE:
+        row = run.to(tl.int64) * P + p
+    return block, run, p, d, pm, dm, pm[:, None] & dm[None, :], row, row[:, None] * D + d[None, :]
+
+
+@triton.jit
+def new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS: tl.constexpr):
+    """The rows' objective values: inline (NaN -> +inf, counted), or for FITNESS == 0 those
+    the engine's (NaN-guarded) problem computed between a move launch and a select launch."""
+    if FITNESS == 0:
+        f = tl.load(f_in_ptr + row, mask=pm, other=float("inf"))
+    else:
+        f = guard_and_count(objective(x, d, dm, D, FITNESS), nan_ptr, run)
+    return f
 
 
 @triton.jit
@@ -106,6 +139,16 @@ def reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B: tl.constexpr):
 
 
 @triton.jit
+def sum_blocks(block_s_ptr, run, NB, BLOCK_B: tl.constexpr):
+    """The run's sum of per-block partial sums."""
+    lanes = tl.arange(0, BLOCK_B)
+    acc = tl.load(block_s_ptr + run * NB + lanes, mask=lanes < NB, other=0.0)
+    for start in range(BLOCK_B, NB, BLOCK_B):
+        acc += tl.load(block_s_ptr + run * NB + start + lanes, mask=start + lanes < NB, other=0.0)
+    return tl.sum(acc, 0)
+
+
+@triton.jit
 def where_row(dm, flag):
     """The row mask `dm` where the scalar `flag` holds (broadcast explicitly: the
     interpreter does not `&` a scalar bool with a block)."""
@@ -135,13 +178,13 @@ def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr,
                BLOCK_D: tl.constexpr):
     """The per-run kernel's shared part: the iteration's best new value `m` and point `x`
     (from the block bests), the engine's bookkeeping, and the Philox counter advanced.
-    Returns (m, x, d, dm) for the algorithm's own bookkeeping (target = coef[3])."""
+    Returns (m, x, d, dm) for the algorithm's own bookkeeping (target = coef[0])."""
     run = tl.program_id(0)
     m, i = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
     d = tl.arange(0, BLOCK_D)
     dm = d < D
     x = tl.load(x_ptr + (run.to(tl.int64) * P + i) * D + d, mask=dm)
-    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr + 3),
+    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
                HAS_TARGET, RECORD)
     if run == 0:
         tl.store(counter_ptr, tl.load(counter_ptr) + 1)
@@ -150,7 +193,8 @@ def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr,
 
 class FusedIteration:
     """Host side of a fused iteration: block layout, block-best buffers, Philox counter and
-    the algorithm's coefficients in device memory (Triton passes Python floats as float32).
+    the algorithm's coefficients in device memory (Triton passes Python floats as float32):
+    `coef = [target, *coef]`, so an algorithm's k-th coefficient is at `coef_ptr + 1 + k`.
 
     Called like the engine's generic advance: `(state, best_x, hit, it, best_f, record)`.
     """
@@ -163,12 +207,15 @@ class FusedIteration:
         self.lower, self.upper = problem.lower.contiguous(), problem.upper.contiguous()
         self.target, self.seed = target, seed
         device, dtype = problem.lower.device, problem.lower.dtype
-        self.coef = torch.tensor([*coef, 0.0 if target is None else target], device=device, dtype=dtype)
+        self.coef = torch.tensor([0.0 if target is None else target, *coef], device=device, dtype=dtype)
         self.block_p = block_p
         self.blocks = math.ceil(pop / block_p)
         self.block_f = torch.empty(runs, self.blocks, device=device, dtype=dtype)
         self.block_i = torch.empty(runs, self.blocks, device=device, dtype=torch.int64)
         self.counter = torch.zeros((), device=device, dtype=torch.int64)
+        #: Buffers outside the state that an iteration updates in place (a graph's warm-up
+        #: restores them): the Philox counter, plus what an algorithm carries over.
+        self.counters: tuple[torch.Tensor, ...] = (self.counter,)
         # Test hooks, (2, runs, pop, dim): numbers to use instead of Philox's / to store Philox's in.
         self.given_r: torch.Tensor | None = None
         self.drawn_r: torch.Tensor | None = None

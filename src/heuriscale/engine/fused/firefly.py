@@ -21,7 +21,14 @@ import triton
 import triton.language as tl
 
 from ...algorithms.base import State
-from .common import FusedIteration, finish_run, guard_and_count, objective, store_block_best, uniform_pairs
+from .common import (
+    FusedIteration,
+    finish_run,
+    new_values,
+    store_block_best,
+    tile,
+    uniform_pairs,
+)
 
 #: Widest dimension taken: a block of 64 fireflies' rows and its accumulator stay in registers.
 MAX_DIM = 256
@@ -35,22 +42,12 @@ def _attract(
     EMIT_R: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_J: tl.constexpr, BLOCK_D: tl.constexpr,
     PRECISION: tl.constexpr,
 ):
-    block = tl.program_id(0)
-    run = tl.program_id(1)
-    i = block * BLOCK_P + tl.arange(0, BLOCK_P)
-    d = tl.arange(0, BLOCK_D)
-    im = i < N
-    dm = d < D
-    mask = im[:, None] & dm[None, :]
-    row = run * N + i
-    if WIDE:
-        row = run.to(tl.int64) * N + i
-    off = row[:, None] * D + d[None, :]
+    block, run, i, d, im, dm, mask, row, off = tile(N, D, BLOCK_P, BLOCK_D, WIDE)
 
     if MOVE:
         xi = tl.load(x_ptr + off, mask=mask, other=0.0)
         fi = tl.load(f_ptr + row, mask=im, other=float("-inf"))  # padding rows have no brighter j
-        alpha, beta0, gamma = tl.load(coef_ptr), tl.load(coef_ptr + 1), tl.load(coef_ptr + 2)
+        alpha, beta0, gamma = tl.load(coef_ptr + 1), tl.load(coef_ptr + 2), tl.load(coef_ptr + 3)
         sq_i = tl.sum(xi * xi, 1)
         pull = tl.zeros((BLOCK_P, BLOCK_D), dtype=xi.dtype)
         weight_sum = tl.zeros((BLOCK_P,), dtype=xi.dtype)
@@ -87,10 +84,7 @@ def _attract(
         x = tl.load(x_out_ptr + off, mask=mask, other=0.0)
 
     if SELECT:
-        if FITNESS == 0:  # evaluated (and NaN-guarded) by the engine's problem in between
-            f = tl.load(f_in_ptr + row, mask=im, other=float("inf"))
-        else:
-            f = guard_and_count(objective(x, d, dm, D, FITNESS), nan_ptr, run)
+        f = new_values(x, f_in_ptr, nan_ptr, run, row, im, d, dm, D, FITNESS)
         tl.store(f_out_ptr + row, f, mask=im)
         store_block_best(f, im, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
 

@@ -22,7 +22,15 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .common import FusedIteration, finish_run, guard_and_count, objective, store_block_best, uniform_pairs, where_row
+from .common import (
+    FusedIteration,
+    finish_run,
+    new_values,
+    store_block_best,
+    tile,
+    uniform_pairs,
+    where_row,
+)
 
 #: Widest dimension the fused kernels take (one program keeps a particle's row in registers).
 MAX_DIM = 4096
@@ -36,17 +44,7 @@ def _move(
     FITNESS: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
-    block = tl.program_id(0)
-    run = tl.program_id(1)
-    p = block * BLOCK_P + tl.arange(0, BLOCK_P)
-    d = tl.arange(0, BLOCK_D)
-    pm = p < P
-    dm = d < D
-    mask = pm[:, None] & dm[None, :]
-    row = run * P + p  # particle's row in (runs * pop)
-    if WIDE:  # 2**31 elements or more: 64-bit offsets
-        row = run.to(tl.int64) * P + p
-    off = row[:, None] * D + d[None, :]
+    block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
     x = tl.load(x_ptr + off, mask=mask, other=0.0)
 
     if MOVE:
@@ -62,7 +60,7 @@ def _move(
             if EMIT_R:  # the test hook: hand the numbers drawn out
                 tl.store(r_ptr + off, r1, mask=mask)
                 tl.store(r_ptr + RPD + off, r2, mask=mask)
-        w, c1, c2 = tl.load(coef_ptr), tl.load(coef_ptr + 1), tl.load(coef_ptr + 2)
+        w, c1, c2 = tl.load(coef_ptr + 1), tl.load(coef_ptr + 2), tl.load(coef_ptr + 3)
         vmax = tl.load(vmax_ptr + d, mask=dm, other=0.0)[None, :]
         v = w * v + c1 * r1 * (pbest - x) + c2 * r2 * (gbest[None, :] - x)  # (2)
         v = tl.minimum(tl.maximum(v, -vmax), vmax)
@@ -75,10 +73,7 @@ def _move(
             tl.store(it_ptr, tl.load(it_ptr) + 1)
 
     if SELECT:
-        if FITNESS == 0:  # evaluated (and NaN-guarded) by the engine's problem in between
-            f = tl.load(f_in_ptr + row, mask=pm, other=float("inf"))
-        else:
-            f = guard_and_count(objective(x, d, dm, D, FITNESS), nan_ptr, run)
+        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS)
         tl.store(f_ptr + row, f, mask=pm)
         improved = f < tl.load(pbest_f_ptr + row, mask=pm, other=float("inf"))
         tl.store(pbest_f_ptr + row, f, mask=pm & improved)
