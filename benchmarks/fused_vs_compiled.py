@@ -1,0 +1,55 @@
+"""Do the fused kernels optimise as well as the reference step at the benchmark's sizes?
+
+For each configuration of `benchmarks/speed.py` that has a fused iteration, run the same
+batch of independent runs with the fused engine and with the compiled step (inductor's own
+random streams; the tests show it matches eager in distribution) and compare the final best
+values: medians, means and a two-sided Mann-Whitney U test. The tests check one fused step
+against the eager step exactly, at small sizes; this checks whole runs at the papers' sizes.
+
+    PYTHONPATH=src python3 benchmarks/fused_vs_compiled.py [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+from scipy import stats
+
+import heuriscale as hs
+
+CONFIGS = {  # name: (problem, algorithm, iterations)
+    "pso-paper": (lambda: hs.get_problem("euclidean", dim=2),
+                  lambda: hs.get_algorithm("pso", preset="paper001", pop_size=65_536), 100_000),
+    "prs-paper": (lambda: hs.get_problem("rastrigin", dim=4, bounds=(-5.12, 5.12)), lambda: hs.PRS(pop_size=1024),
+                  12_000),
+    "fep-paper": (lambda: hs.get_problem("fep-f5"), lambda: hs.FEP(pop_size=6400), 2000),
+    "firefly": (lambda: hs.get_problem("sphere", dim=32), lambda: hs.Firefly(pop_size=16_384), 50),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--only", default=None, help="comma-separated config names")
+    args = ap.parse_args()
+    print(f"torch {torch.__version__}, GPU {torch.cuda.get_device_name()}, {args.runs} runs per engine")
+    for name, (problem, algorithm, iters) in CONFIGS.items():
+        if args.only and name not in args.only.split(","):
+            continue
+        runs = args.runs if name != "firefly" else min(args.runs, 5)  # 16,384^2 pairs per run
+        best = {}
+        for engine, seed in (("fused", 1), ("compiled", 2)):
+            started = time.perf_counter()
+            r = hs.minimize(problem(), algorithm(), iters=iters, runs=runs, seed=seed, device="cuda", engine=engine)
+            best[engine] = r.best_f
+            print(f"{name:10s} {engine:8s} median {float(r.best_f.median()):.4g}  mean {float(r.best_f.mean()):.4g}  "
+                  f"min {float(r.best_f.min()):.4g}  max {float(r.best_f.max()):.4g}  ({r.extra['engine']}, "
+                  f"{time.perf_counter() - started:.1f} s)", flush=True)
+        p = stats.mannwhitneyu(best["fused"].numpy(), best["compiled"].numpy()).pvalue
+        print(f"{name:10s} Mann-Whitney U, fused vs compiled: p = {p:.3g}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
