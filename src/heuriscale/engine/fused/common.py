@@ -157,7 +157,7 @@ def where_row(dm, flag):
 
 @triton.jit
 def track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, target,
-               HAS_TARGET: tl.constexpr, RECORD: tl.constexpr):
+               HAS_TARGET: tl.constexpr):
     """The engine's bookkeeping for one run: best-so-far (value `m` at point `x`), the
     iteration the target was first reached, and this iteration's history row."""
     best = tl.load(best_f_ptr + run)
@@ -168,13 +168,12 @@ def track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, rec
     if HAS_TARGET:
         hit = tl.load(hit_ptr + run)
         tl.store(hit_ptr + run, tl.load(it_ptr), mask=(best <= target) & (hit < 0))
-    if RECORD:
-        tl.store(record_ptr + run, best)
+    tl.store(record_ptr + run, best)
 
 
 @triton.jit
 def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr,
-               coef_ptr, P, D, NB, HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr,
+               coef_ptr, P, D, NB, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr,
                BLOCK_D: tl.constexpr):
     """The per-run kernel's shared part: the iteration's best new value `m` and point `x`
     (from the block bests), the engine's bookkeeping, and the Philox counter advanced.
@@ -185,7 +184,7 @@ def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr,
     dm = d < D
     x = tl.load(x_ptr + (run.to(tl.int64) * P + i) * D + d, mask=dm)
     track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
-               HAS_TARGET, RECORD)
+               HAS_TARGET)
     if run == 0:
         tl.store(counter_ptr, tl.load(counter_ptr) + 1)
     return m, x, d, dm
@@ -213,6 +212,10 @@ class FusedIteration:
         self.block_f = torch.empty(runs, self.blocks, device=device, dtype=dtype)
         self.block_i = torch.empty(runs, self.blocks, device=device, dtype=torch.int64)
         self.counter = torch.zeros((), device=device, dtype=torch.int64)
+        # Where the history row goes when a step is not recorded: always storing one keeps a
+        # single specialisation of each kernel, so the one a graph's warm-up compiles (timed as
+        # setup) is the one every later step runs (no compilation inside a timed run).
+        self.unrecorded = torch.empty(runs, device=device, dtype=dtype)
         #: Buffers outside the state that an iteration updates in place (a graph's warm-up
         #: restores them): the Philox counter, plus what an algorithm carries over.
         self.counters: tuple[torch.Tensor, ...] = (self.counter,)
@@ -243,6 +246,6 @@ class FusedIteration:
 
     def track_args(self, best_x, hit, it, best_f, record) -> dict:
         return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,
-                    record_ptr=best_f if record is None else record, counter_ptr=self.counter, coef_ptr=self.coef,
-                    HAS_TARGET=self.target is not None, RECORD=record is not None,
+                    record_ptr=self.unrecorded if record is None else record, counter_ptr=self.counter,
+                    coef_ptr=self.coef, HAS_TARGET=self.target is not None,
                     BLOCK_B=min(4096, triton.next_power_of_2(self.blocks)), num_warps=4 if self.blocks <= 1024 else 8)

@@ -173,7 +173,7 @@ def _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64: tl.constexpr):
 def _select(
     f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
     counter_ptr, coef_ptr, N, D, Q,
-    HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr, LEVELS: tl.constexpr,
+    HAS_TARGET: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr, LEVELS: tl.constexpr,
     TILE: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     run = tl.program_id(0)
@@ -238,7 +238,7 @@ def _select(
     x = tl.load(x_ptr + (run.to(tl.int64) * N + b) * D + d, mask=where_row(dm, b < N), other=0.0)
     x += tl.load(cx_ptr + (run.to(tl.int64) * N + b - N) * D + d, mask=where_row(dm, b >= N), other=0.0)
     track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
-               HAS_TARGET, RECORD)
+               HAS_TARGET)
     if run == 0:
         tl.store(counter_ptr, tl.load(counter_ptr) + 1)
 

@@ -92,10 +92,10 @@ def _attract(
 @triton.jit
 def _finish(
     block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr,
-    N, D, NB, HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
+    N, D, NB, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr,
-               coef_ptr, N, D, NB, HAS_TARGET, RECORD, BLOCK_B, BLOCK_D)
+               coef_ptr, N, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D)
 
 
 class FusedFirefly(FusedIteration):

@@ -116,10 +116,10 @@ def _refract(
 def _decay(
     block_f_ptr, block_i_ptr, block_s_ptr, x_ptr, apex_ptr, t_ptr, mean_ptr, best_x_ptr, best_f_ptr,
     hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,
-    HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
+    HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr,
-               coef_ptr, P, D, NB, HAS_TARGET, RECORD, BLOCK_B, BLOCK_D)
+               coef_ptr, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D)
     run = tl.program_id(0)
     tl.store(mean_ptr + run, sum_blocks(block_s_ptr, run, NB, BLOCK_B) / P)  # next iteration's (10)
     alpha, T = tl.load(coef_ptr + 1), tl.load(coef_ptr + 2)

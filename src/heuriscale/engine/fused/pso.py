@@ -85,10 +85,10 @@ def _move(
 def _best(
     block_f_ptr, block_i_ptr, x_ptr, gbest_x_ptr, gbest_f_ptr, best_x_ptr, best_f_ptr,
     hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,
-    HAS_TARGET: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
+    HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     m, x, d, dm = finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
-                             counter_ptr, coef_ptr, P, D, NB, HAS_TARGET, RECORD, BLOCK_B, BLOCK_D)
+                             counter_ptr, coef_ptr, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D)
     run = tl.program_id(0)
     improved = m < tl.load(gbest_f_ptr + run)  # then this particle's pbest is x
     tl.store(gbest_f_ptr + run, m, mask=improved)
