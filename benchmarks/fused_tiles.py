@@ -4,7 +4,8 @@
 
 Times one iteration (CUDA-graph replay, after a warm-up chunk) of PSO at paper 001's size
 and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles, warps and
-(Firefly) product precisions.
+(Firefly) product precisions; and FEP's selection program at paper 004's size for several
+tiles and warps.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ def main() -> None:
         for bp, bj, nw in [(64, 64, 4), (128, 64, 8), (128, 32, 4), (64, 32, 4), (64, 128, 8)]:
             t = per_iteration(problem, algo, 64, block_p=bp, block_j=bj, num_warps=nw, precision=precision)
             print(f"firefly 16,384 x 32  {precision}  block {bp} x {bj}  warps {nw}: {t * 1e6:.0f} us", flush=True)
+    problem, algo = hs.get_problem("fep-f5"), hs.FEP(pop_size=6400)
+    for tile in (1024, 2048, 4096, 8192, 16384):
+        times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, 1280, select_tile=tile, select_warps=nw) * 1e6:.1f} us"
+                          for nw in (4, 8, 16, 32))
+        print(f"fep 6,400 x 32  selection tile {tile}  {times}", flush=True)
 
 
 if __name__ == "__main__":

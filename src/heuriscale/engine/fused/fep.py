@@ -286,6 +286,8 @@ class FusedFEP(FusedIteration):
         self.keep = torch.empty(runs, self.pop, device=device, dtype=torch.int32)
         self.spare = None
         self.num_warps = 4 if self.block_d < 2048 else 8
+        # The selection program (one per run) walks the union in tiles of select_tile members.
+        self.select_tile, self.select_warps = 4096, 8
         # Test hook, (runs, 2 * pop * q): opponents to use instead of Philox's.
         self.given_opponents: torch.Tensor | None = None
 
@@ -313,8 +315,8 @@ class FusedFEP(FusedIteration):
                  if k not in ("BLOCK_B", "num_warps")}
         _select[(self.runs,)](
             s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, N=self.pop, D=self.dim, Q=self.q,
-            FP64=fp64, BITS=64 if fp64 else 32, LEVELS=triton.next_power_of_2(self.q + 1), TILE=min(4096, triton.next_power_of_2(union)),
-            BLOCK_D=self.block_d, num_warps=8, **track,
+            FP64=fp64, BITS=64 if fp64 else 32, LEVELS=triton.next_power_of_2(self.q + 1), TILE=min(self.select_tile, triton.next_power_of_2(union)),
+            BLOCK_D=self.block_d, num_warps=self.select_warps, **track,
         )
         _survive[(self.blocks, self.runs)](
             s.x, s.eta, s.f, self.child_x, self.child_eta, self.child_f, self.keep, out.x, out.eta, out.f,
