@@ -190,6 +190,15 @@ def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr,
     return m, x, d, dm
 
 
+def row_tiles(dim: int) -> tuple[int, int, int]:
+    """(BLOCK_D, BLOCK_P, num_warps) for kernels that keep a block of rows in registers:
+    coordinates padded to a power of two (at least 2: Philox gives them in pairs), about 1,024
+    elements and 4 warps per program, the fastest measured on an H100 for PSO at 65,536 x 2 and
+    1,000,000 x 30 (benchmarks/fused_tiles.py); rows of 2,048 or more get 8 warps."""
+    block_d = max(2, triton.next_power_of_2(dim))
+    return block_d, max(1, min(512, 1024 // block_d)), 4 if block_d < 2048 else 8
+
+
 class FusedIteration:
     """Host side of a fused iteration: block layout, block-best buffers, Philox counter and
     the algorithm's coefficients in device memory (Triton passes Python floats as float32):
@@ -219,6 +228,7 @@ class FusedIteration:
         #: Buffers outside the state that an iteration updates in place (a graph's warm-up
         #: restores them): the Philox counter, plus what an algorithm carries over.
         self.counters: tuple[torch.Tensor, ...] = (self.counter,)
+        self.spare = None  # the second population buffers of synchronous updates (other_buffers)
         # Test hooks, (2, runs, pop, dim): numbers to use instead of Philox's / to store Philox's in.
         self.given_r: torch.Tensor | None = None
         self.drawn_r: torch.Tensor | None = None
@@ -244,8 +254,21 @@ class FusedIteration:
         return dict(r_ptr=x if r is None else r, seed=self.seed, RPD=x.numel(), GIVEN_R=self.given_r is not None,
                     EMIT_R=self.given_r is None and self.drawn_r is not None, WIDE=x.numel() >= 2**31)
 
+    def other_buffers(self, s):
+        """Empty buffers like `s` for an update that reads `s` while it writes the next
+        population: the previous iteration's `s`, unless a graph replay left the state there."""
+        out = self.spare
+        if out is None or out.x.data_ptr() == s.x.data_ptr():
+            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
+        self.spare = s
+        return out
+
     def track_args(self, best_x, hit, it, best_f, record) -> dict:
+        """The engine's bookkeeping arguments of a per-run kernel (see track_best)."""
         return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,
                     record_ptr=self.unrecorded if record is None else record, counter_ptr=self.counter,
-                    coef_ptr=self.coef, HAS_TARGET=self.target is not None,
-                    BLOCK_B=min(4096, triton.next_power_of_2(self.blocks)), num_warps=4 if self.blocks <= 1024 else 8)
+                    coef_ptr=self.coef, HAS_TARGET=self.target is not None)
+
+    def reduce_args(self) -> dict:
+        """Tile and warps of a per-run kernel that reduces this iteration's block bests."""
+        return dict(BLOCK_B=min(4096, triton.next_power_of_2(self.blocks)), num_warps=4 if self.blocks <= 1024 else 8)

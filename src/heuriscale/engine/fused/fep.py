@@ -36,6 +36,7 @@ from ...algorithms.fep import learning_rates
 from .common import (
     FusedIteration,
     new_values,
+    row_tiles,
     tile,
     track_best,
     uniform_pairs,
@@ -140,10 +141,7 @@ def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, seed, N, Q,
             a, _, _, _ = tl.random.philox(seed, i.to(tl.uint32), zero + run.to(tl.uint32), step,
                                           (i * 0 + 3 + k).to(tl.uint32))
             j = ((a.to(tl.uint64) * M.to(tl.uint64)) >> 32).to(tl.int32)
-        # f of opponent j (as _union_f, written out: the interpreter pays per nested call)
-        f_j = tl.where(j < N, tl.load(f_ptr + run * N + j, mask=im & (j < N), other=0.0),
-                       tl.load(cf_ptr + run * N + j - N, mask=im & (j >= N), other=0.0))
-        wins += (f <= f_j).to(tl.int32)
+        wins += (f <= _union_f(f_ptr, cf_ptr, run, j, im, N)).to(tl.int32)
     tl.store(wins_ptr + run * M + i, wins, mask=im)
 
 
@@ -268,12 +266,10 @@ class FusedFEP(FusedIteration):
     """One engine generation of `FEP`; the population alternates between two buffers."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d = max(2, triton.next_power_of_2(problem.dim))  # coordinates come in Philox pairs
+        self.block_d, block_p, self.num_warps = row_tiles(problem.dim)
         tau, tau_prime = learning_rates(problem.dim)
         eta_min = 0.0 if algorithm.eta_min is None else algorithm.eta_min
-        # About 1,024 elements per program, 4 warps, as for PSO (benchmarks/fused_tiles.py).
-        super().__init__(problem, runs, algorithm.pop_size, max(1, min(512, 1024 // self.block_d)),
-                         [tau, tau_prime, eta_min], target, seed)
+        super().__init__(problem, runs, algorithm.pop_size, block_p, [tau, tau_prime, eta_min], target, seed)
         self.q = algorithm.q
         self.gaussian = algorithm.mutation == "gaussian"
         self.eta_floor = algorithm.eta_min is not None
@@ -284,17 +280,13 @@ class FusedFEP(FusedIteration):
         self.child_f = torch.empty(runs, self.pop, device=device, dtype=dtype)
         self.wins = torch.empty(runs, 2 * self.pop, device=device, dtype=torch.int32)
         self.keep = torch.empty(runs, self.pop, device=device, dtype=torch.int32)
-        self.spare = None
-        self.num_warps = 4 if self.block_d < 2048 else 8
         # The selection program (one per run) walks the union in tiles of select_tile members.
         self.select_tile, self.select_warps = 4096, 8
         # Test hook, (runs, 2 * pop * q): opponents to use instead of Philox's.
         self.given_opponents: torch.Tensor | None = None
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
-        out = self.spare
-        if out is None or out.x.data_ptr() == s.x.data_ptr():  # e.g. a graph replay left the state there
-            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
+        out = self.other_buffers(s)
         fp64 = s.x.dtype == torch.float64
         args = dict(
             x_ptr=s.x, eta_ptr=s.eta, cx_ptr=self.child_x, ceta_ptr=self.child_eta, cf_ptr=self.child_f,
@@ -311,17 +303,14 @@ class FusedFEP(FusedIteration):
             s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.seed,
             self.pop, self.q, GIVEN=given, BLOCK=bouts, num_warps=4,
         )
-        track = {k: v for k, v in self.track_args(best_x, hit, it, best_f, record).items()
-                 if k not in ("BLOCK_B", "num_warps")}
         _select[(self.runs,)](
             s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, N=self.pop, D=self.dim, Q=self.q,
             FP64=fp64, BITS=64 if fp64 else 32, LEVELS=triton.next_power_of_2(self.q + 1), TILE=min(self.select_tile, triton.next_power_of_2(union)),
-            BLOCK_D=self.block_d, num_warps=self.select_warps, **track,
+            BLOCK_D=self.block_d, num_warps=self.select_warps, **self.track_args(best_x, hit, it, best_f, record),
         )
         _survive[(self.blocks, self.runs)](
             s.x, s.eta, s.f, self.child_x, self.child_eta, self.child_f, self.keep, out.x, out.eta, out.f,
             self.pop, self.dim, WIDE=s.x.numel() >= 2**31, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
             num_warps=self.num_warps,
         )
-        self.spare = s
         return out, best_x, hit, it, best_f

@@ -20,7 +20,6 @@ import torch
 import triton
 import triton.language as tl
 
-from ...algorithms.base import State
 from .common import (
     FusedIteration,
     finish_run,
@@ -108,14 +107,11 @@ class FusedFirefly(FusedIteration):
         self.block_j = 64
         super().__init__(problem, runs, algorithm.pop_size, 64, [algorithm.alpha, algorithm.beta0, algorithm.gamma],
                          target, seed)
-        self.spare: State | None = None
         self.num_warps = 4
         self.precision = "tf32x3"
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
-        out = self.spare
-        if out is None or out.x.data_ptr() == s.x.data_ptr():  # e.g. a graph replay left the state there
-            out = State(x=torch.empty_like(s.x), f=torch.empty_like(s.f))
+        out = self.other_buffers(s)
         args = dict(
             x_ptr=s.x, f_ptr=s.f, x_out_ptr=out.x, f_out_ptr=out.f, lower_ptr=self.lower, upper_ptr=self.upper,
             coef_ptr=self.coef, block_f_ptr=self.block_f, block_i_ptr=self.block_i, nan_ptr=self.problem.nan_evals,
@@ -126,7 +122,6 @@ class FusedFirefly(FusedIteration):
         self.move_and_select(_attract, args, out.x, out.f)
         _finish[(self.runs,)](
             self.block_f, self.block_i, out.x, N=self.pop, D=self.dim, NB=self.blocks, BLOCK_D=self.block_d,
-            **self.track_args(best_x, hit, it, best_f, record),
+            **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )
-        self.spare = s
         return out, best_x, hit, it, best_f

@@ -26,6 +26,7 @@ from .common import (
     FusedIteration,
     finish_run,
     new_values,
+    row_tiles,
     store_block_best,
     sum_blocks,
     tile,
@@ -131,18 +132,16 @@ class FusedPRS(FusedIteration):
     """One engine iteration of `PRS`, in place on the state's buffers."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d = max(2, triton.next_power_of_2(problem.dim))  # coordinates come in Philox pairs
-        # About 1,024 elements per program and 4 warps, as for PSO (benchmarks/fused_tiles.py).
-        super().__init__(problem, runs, algorithm.pop_size, max(1, min(512, 1024 // self.block_d)),
-                         [algorithm.alpha, float(algorithm.max_iters)], target, seed)
+        self.block_d, block_p, self.num_warps = row_tiles(problem.dim)
+        super().__init__(problem, runs, algorithm.pop_size, block_p, [algorithm.alpha, float(algorithm.max_iters)],
+                         target, seed)
         self.block_s = torch.empty_like(self.block_f)
-        self.mean: torch.Tensor | None = None
-        self.num_warps = 4 if self.block_d < 2048 else 8
+        self.mean = torch.empty(runs, device=self.lower.device, dtype=self.lower.dtype)  # the deviations' mean
+        self.counters = (self.counter, self.mean)
 
     def prepare(self, state):
         state = super().prepare(state)
-        self.mean = state.f.mean(-1)  # the deviations' mean for the first iteration's (10)
-        self.counters = (self.counter, self.mean)
+        self.mean.copy_(state.f.mean(-1))  # for the first iteration's (10)
         return state
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
@@ -157,5 +156,6 @@ class FusedPRS(FusedIteration):
         _decay[(self.runs,)](
             self.block_f, self.block_i, self.block_s, s.x, s.apex, s.t, self.mean, P=self.pop, D=self.dim,
             NB=self.blocks, BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record),
+            **self.reduce_args(),
         )
         return s, best_x, hit, it, best_f

@@ -26,6 +26,7 @@ from .common import (
     FusedIteration,
     finish_run,
     new_values,
+    row_tiles,
     store_block_best,
     tile,
     uniform_pairs,
@@ -99,13 +100,10 @@ class FusedPSO(FusedIteration):
     """One engine iteration of `PSO`, in place on the state's buffers."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d = max(2, triton.next_power_of_2(problem.dim))  # coordinates come in Philox pairs
-        # About 1,024 elements per program, 4 warps: the fastest tiles measured on an H100 for
-        # 65,536 x 2 and 1,000,000 x 30 (benchmarks/speed.py; wider rows get 8 warps).
-        super().__init__(problem, runs, algorithm.pop_size, max(1, min(512, 1024 // self.block_d)),
-                         [algorithm.w, algorithm.c1, algorithm.c2], target, seed)
+        self.block_d, block_p, self.num_warps = row_tiles(problem.dim)
+        super().__init__(problem, runs, algorithm.pop_size, block_p, [algorithm.w, algorithm.c1, algorithm.c2],
+                         target, seed)
         self.vmax = algorithm.velocity_limit(problem).contiguous()
-        self.num_warps = 4 if self.block_d < 2048 else 8
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
         args = dict(
@@ -118,6 +116,6 @@ class FusedPSO(FusedIteration):
         self.move_and_select(_move, args, s.x, s.f)
         _best[(self.runs,)](
             self.block_f, self.block_i, s.x, s.gbest_x, s.gbest_f, P=self.pop, D=self.dim, NB=self.blocks,
-            BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record),
+            BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )
         return s, best_x, hit, it, best_f
