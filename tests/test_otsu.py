@@ -68,13 +68,13 @@ def test_user_image_file_and_thresholded_output(tmp_path):
     p = OtsuThresholding(str(path), levels=1)
     x = torch.tensor([150.0])
     assert p.segment(x).sum() == 40 * 20  # the bright half is class 1
-    out = p.save_thresholded(x, tmp_path / "out.png")
+    out = p.save_thresholded(x, tmp_path / "new" / "folder" / "out.png")  # creates missing folders
     back = skimage.io.imread(str(out))
     assert back.shape == (40, 40) and len(np.unique(back)) == 2
 
 
 def test_cli_otsu_writes_image(tmp_path):
-    out = tmp_path / "cam.png"
+    out = tmp_path / "scratch" / "sub" / "cam.png"  # missing folders are created
     res = CliRunner().invoke(app, ["run", "apo", "--problem", "otsu", "--image", "camera", "--levels", "2", "--pop",
                                    "40", "--iters", "100", "--device", "cpu", "--seed", "0", "-q",
                                    "--output-image", str(out)])

@@ -69,7 +69,7 @@ def run(
     image: Annotated[Optional[str], typer.Option(help="otsu: a skimage.data image name or an image file")] = None,
     levels: Annotated[Optional[int], typer.Option(help="otsu: number of thresholds")] = None,
     output_image: Annotated[
-        Optional[Path], typer.Option(help="otsu: write the image thresholded by the best solution")
+        Optional[Path], typer.Option(help="otsu: write the image thresholded by the best solution (missing folders are created)")
     ] = None,
     refine: Annotated[
         Optional[str], typer.Option(help="refine each run's best point afterwards: bfgs or lbfgs")

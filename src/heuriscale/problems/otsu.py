@@ -105,5 +105,7 @@ class OtsuThresholding(Problem):
 
         labels = self.segment(x)
         means = np.array([self.image[labels == k].mean() if (labels == k).any() else 0 for k in range(self.dim + 1)])
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)  # e.g. `--output-image scratch/out.png` on a fresh clone
         skimage.io.imsave(str(path), means[labels].round().astype(np.uint8), check_contrast=False)
-        return Path(path)
+        return path

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 
 
 def for_experiment(exp, results, folder: Path) -> list[Path]:
@@ -19,7 +20,8 @@ def for_experiment(exp, results, folder: Path) -> list[Path]:
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # figures made with layout="constrained" keep it
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -76,21 +78,94 @@ def _positions(shots, config, path):
     return _save(fig, path)
 
 
-def _maps(shots, config, path):
-    """Paper 004 Fig. 5: genome map (individuals x genes, colour = value) and fitness map."""
+def grid_shape(n: int) -> tuple[int, int]:
+    """(h, w) of the grid holding n individuals (paper 004: a tile is w x h = mu): the most square
+    exact factorisation (400 -> 20 x 20, 800 -> 25 x 32), or a padded near-square grid where that
+    would be a strip (a prime n)."""
+    h = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+    if n // h > 2 * h:
+        w = math.ceil(math.sqrt(n))
+        return math.ceil(n / w), w
+    return h, n // h
+
+
+def genome_tiles(x: np.ndarray, tiles_per_row: int = 4) -> np.ndarray:
+    """Paper 004's Fig. 2 texture: genomes (mu, k) -> array (rows * h, cols * w, 4).
+
+    Genes 4t+1..4t+4 of an individual are one (r, g, b, alpha) pixel of tile t; individual i is
+    pixel (i // w, i % w) of every tile; tiles fill rows of `tiles_per_row` (k = 32: 2 x 4 tiles,
+    as in the paper). Cells past mu individuals or k genes are NaN. Values are not scaled."""
+    mu, k = x.shape
+    h, w = grid_shape(mu)
+    n = -(-k // 4)
+    cols = min(tiles_per_row, n)
+    rows = -(-n // cols)
+    padded = np.full((h * w, rows * cols * 4), np.nan)
+    padded[:mu, :k] = x
+    return padded.reshape(h, w, rows, cols, 4).transpose(2, 0, 3, 1, 4).reshape(rows * h, cols * w, 4)
+
+
+def fitness_grid(f: np.ndarray) -> np.ndarray:
+    """Fitness (mu,) -> (h, w), individual i at (i // w, i % w) as in its genome tiles; NaN pads."""
+    h, w = grid_shape(len(f))
+    grid = np.full(h * w, np.nan)
+    grid[: len(f)] = f
+    return grid.reshape(h, w)
+
+
+def _fitness_norm(values: np.ndarray):
+    lo, hi = float(values.min()), float(values.max())
+    if lo > 0 and hi / lo > 10:  # over a decade: linear would show only the first snapshot
+        return LogNorm(lo, hi), f"[{lo:.3g}, {hi:.3g}], log scale"
+    return Normalize(lo, hi if hi > lo else lo + 1), f"[{lo:.3g}, {hi:.3g}], linear"
+
+
+def maps_figure(shots: dict, title: str):
+    """Paper 004 Fig. 5: genome-convergence (texture tiles) and fitness-convergence maps.
+
+    Every snapshot is drawn on one gene scale and one fitness scale (the range over all the
+    snapshots), so a converged population shows as flat colours rather than as rescaled noise."""
     its = sorted(shots, key=int)
-    fig, axes = plt.subplots(2, len(its), figsize=(3.2 * len(its), 6.4), squeeze=False)
-    for col, it in enumerate(its):
-        x, f = np.asarray(shots[it]["x"]), np.asarray(shots[it]["f"])
-        side = int(math.ceil(math.sqrt(len(f))))
-        axes[0][col].imshow(x[np.argsort(f)][: min(len(f), 256)], aspect="auto", cmap="viridis", interpolation="nearest")
-        axes[0][col].set(title=f"genomes, gen {it}", xlabel="gene", ylabel="individual (by fitness)")
-        grid = np.full(side * side, np.nan)
-        grid[: len(f)] = f
-        axes[1][col].imshow(grid.reshape(side, side), cmap="gray", interpolation="nearest")
-        axes[1][col].set(title=f"fitness, gen {it}", xticks=[], yticks=[])
-    fig.suptitle(f"Genome- and fitness-convergence, {config.problem}, mu = {config.algorithm_params.get('pop_size')}")
-    return _save(fig, path)
+    xs = [np.asarray(shots[it]["x"], dtype=float) for it in its]
+    fs = [np.asarray(shots[it]["f"], dtype=float) for it in its]
+    lo, hi = min(np.nanmin(x) for x in xs), max(np.nanmax(x) for x in xs)
+    genes = Normalize(lo, hi if hi > lo else lo + 1)
+    fnorm, frange = _fitness_norm(np.concatenate([f[np.isfinite(f)] for f in fs]))
+    h, w = grid_shape(len(fs[0]))
+    tex_h, tex_w = genome_tiles(xs[0]).shape[:2]
+    rows = (tex_h / tex_w, tex_h / tex_w, h / w)  # panel heights per unit width, so no row floats in blank space
+    fig, axes = plt.subplots(3, len(its), figsize=(3.6 * len(its) + 1.6, 3.6 * sum(rows) + 2.4), squeeze=False,
+                             layout="constrained", height_ratios=rows)
+    for col, (it, x, f) in enumerate(zip(its, xs, fs)):
+        tex = genome_tiles(x)
+        rgb = np.clip((tex[..., :3] - genes.vmin) / (genes.vmax - genes.vmin), 0, 1)
+        shown = np.isfinite(rgb).all(-1)  # padding cells stay transparent
+        axes[0][col].imshow(np.dstack([np.nan_to_num(rgb), shown]), interpolation="nearest")
+        axes[0][col].set_title(f"generation {it}\ngenes 1-3 of each quadruple = (r, g, b)", fontsize=9)
+        alpha = axes[1][col].imshow(tex[..., 3], cmap="gray", norm=genes, interpolation="nearest")
+        axes[1][col].set_title("gene 4 of each quadruple (alpha)", fontsize=9)
+        for ax in axes[0][col], axes[1][col]:  # ticks on tile boundaries, nothing drawn over the image
+            ax.set_xticks(np.arange(0, tex.shape[1] + 1, w) - 0.5, labels=[])
+            ax.set_yticks(np.arange(0, tex.shape[0] + 1, h) - 0.5, labels=[])
+        fit = axes[2][col].imshow(fitness_grid(f), cmap="gray", norm=fnorm, interpolation="nearest")
+        axes[2][col].set(xticks=[], yticks=[])
+        axes[2][col].set_title(f"fitness (best {np.nanmin(f):.3g})", fontsize=9)
+    fig.colorbar(alpha, ax=axes[:2, :].ravel().tolist(), shrink=0.9,
+                 label=f"gene value, each of r, g, b, alpha\n(shared: [{lo:.3g}, {hi:.3g}])")
+    fig.colorbar(fit, ax=axes[2, :].ravel().tolist(), label=f"fitness (shared: {frange})")
+    fig.suptitle(title)
+    fig.supxlabel(f"One scale for all snapshots: genes over their range in all snapshots [{lo:.3g}, {hi:.3g}] "
+                  f"(black to full colour), fitness {frange} (black = lowest). Texture as the paper's Fig. 2: "
+                  f"tile t holds genes 4t+1..4t+4\nof every individual, tiles left to right then down; individual "
+                  f"i is pixel (i // {w}, i % {w}) of each {h} x {w} tile and of the fitness map. "
+                  "A converged tile is one flat colour.", fontsize=8)
+    return fig
+
+
+def _maps(shots, config, path):
+    title = (f"Genome- and fitness-convergence (paper 004 Fig. 5), {config.problem}, "
+             f"mu = {config.algorithm_params.get('pop_size')}, {config.device}")
+    return _save(maps_figure(shots, title), path)
 
 
 def _by_generation(exp, results, folder):
