@@ -77,3 +77,65 @@ def test_torch_function_shape_message():
 def test_scalar_workers_must_be_positive():
     with pytest.raises(ValueError, match="workers must be >= 1"):
         hs.ScalarFunction(rastrigin_scalar, 2, 0, 1, workers=0)
+
+
+# -- objectives that raise or return the wrong thing (issue 13) --------------------------------
+KINDS = {"torch": hs.TorchFunction, "numpy": hs.NumpyFunction, "scalar": hs.ScalarFunction}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_objective_that_raises_is_wrapped_naming_it(kind):
+    def broken(x):
+        raise KeyError("missing table")
+
+    problem = KINDS[kind](broken, 3, 0, 1, name="myfn")
+    with pytest.raises(ValueError, match=r"objective 'myfn' raised KeyError on points of shape \(10, 3\) "
+                                         r"\(10 points of dim 3\): 'missing table'") as info:
+        problem.evaluate(torch.rand(10, 3, dtype=torch.float64))
+    assert isinstance(info.value.__cause__, KeyError)
+    # the shape the function was given: the engine's (runs, pop, dim), or rows (n, dim) on the host
+    with pytest.raises(ValueError, match=r"objective 'myfn' raised KeyError on points of shape \((1, )?8, 3\)"):
+        hs.minimize(problem, hs.PSO(pop_size=8), iters=2, device="cpu")
+
+
+@pytest.mark.parametrize(
+    "kind,fn,returned",
+    [
+        ("torch", lambda x: x.sum(-1, keepdim=True), r"shape \(10, 1\)"),
+        ("torch", lambda x: torch.zeros(11, dtype=x.dtype), r"shape \(11,\)"),
+        ("torch", lambda x: x.sum(-1).to(torch.complex64), "complex64 values"),
+        ("torch", lambda x: x.sum(-1) > 1, "bool values"),
+        ("torch", lambda x: x.sum(-1).tolist(), "a value of type list"),
+        ("torch", lambda x: None, "None"),
+        ("torch", lambda x: torch.zeros(x.shape[:-1], device="meta"), "values on meta"),
+        ("numpy", lambda X: X.sum(1)[:, None], r"shape \(10, 1\)"),
+        ("numpy", lambda X: np.zeros(len(X) + 1), r"shape \(11,\)"),
+        ("numpy", lambda X: X.sum(1) * 1j, "complex128 values"),
+        ("numpy", lambda X: ["1.0"] * len(X), "<U3 values"),
+        ("numpy", lambda X: None, r"shape \(\)"),
+        ("scalar", lambda x: [1.0, 2.0], r"\[1.0, 2.0\] \(a list\) as one point's value"),
+        ("scalar", lambda x: 1j, r"1j \(a complex\) as one point's value"),
+        ("scalar", lambda x: None, "None as one point's value"),
+    ],
+)
+def test_wrong_output_names_the_objective_and_what_it_returned(kind, fn, returned):
+    problem = KINDS[kind](fn, 3, 0, 1, name="myfn")
+    with pytest.raises(ValueError, match=rf"objective 'myfn' returned {returned} for points of shape \(10, 3\) "
+                                         r"\(10 points of dim 3\): return "):
+        problem.evaluate(torch.rand(10, 3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        hs.TorchFunction(lambda x: (10 * x).sum(-1).long(), 3, 0, 1),
+        hs.NumpyFunction(lambda X: (10 * X).sum(1).astype(np.int64), 3, 0, 1),
+        hs.NumpyFunction(lambda X: list(X.sum(1)), 3, 0, 1),  # a list of numbers is an array to NumPy
+        hs.ScalarFunction(lambda x: int(10 * x.sum()), 3, 0, 1),
+        hs.ScalarFunction(lambda x: np.float32(x.sum()), 3, 0, 1),
+        hs.ScalarFunction(lambda x: torch.tensor(x.sum()), 3, 0, 1),
+    ],
+)
+def test_integer_and_numpy_scalar_values_are_accepted(problem):
+    r = hs.minimize(problem, hs.PSO(pop_size=8), iters=3, device="cpu", dtype="float64", seed=0)
+    assert torch.isfinite(r.best_f).all() and r.best_f.dtype == torch.float64

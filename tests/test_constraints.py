@@ -61,6 +61,16 @@ def test_bad_constraint_input():
         hs.get_problem("spring", handling="death")
     with pytest.raises(ValueError, match="problem 'spring' has dimension 3"):
         hs.get_problem("spring", dim=4)
+    for weight in (float("inf"), float("nan"), "1e5", 0):
+        with pytest.raises(ValueError, match=r"penalty weight must be > 0 \(a finite number\)"):
+            hs.get_problem("spring", weight=weight)
+
+
+def test_huge_penalty_weight_leaves_feasible_points_alone():
+    # 1e300 is inf in float32, and inf * 0 would make every feasible point NaN.
+    p = hs.get_problem("spring", weight=1e300).to("cpu", torch.float32)
+    f = p.evaluate(torch.stack([BEST, torch.tensor([0.05, 1.3, 15.0], dtype=torch.float64)]).float())
+    assert f[0].item() == pytest.approx(0.01266523, abs=1e-6) and f[1].item() == float("inf")
 
 
 def test_cli_spring_reports_feasibility():

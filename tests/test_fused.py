@@ -208,11 +208,14 @@ def test_graph_replay_of_fused_kernels_equals_launching_them_one_by_one(make):
 
 
 @pytest.mark.gpu
-def test_auto_engine_picks_the_fused_kernels_for_pso_on_cuda():
-    r = hs.minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cuda")
-    assert r.extra["engine"] == "fused+graph"
-    assert (r.best_f < 1e-6).all()  # issue 2's acceptance bar, now on the fused path
-    assert hs.minimize("sphere", "firefly", dim=4, iters=300, device="cuda").extra["engine"] == "fused+graph"
-    assert hs.minimize("sphere", "prs", dim=4, iters=300, device="cuda").extra["engine"] == "fused+graph"
-    assert hs.minimize("sphere", "fep", dim=4, iters=300, device="cuda").extra["engine"] == "fused+graph"
-    assert hs.minimize("sphere", "apo", dim=4, iters=300, device="cuda").extra["engine"] == "compiled+graph"
+def test_auto_engine_picks_the_fused_kernels_for_long_runs_on_cuda():
+    from heuriscale.engine import auto
+    from heuriscale.engine.runner import Runner
+
+    r = hs.minimize("sphere", "pso", dim=10, iters=20_000, runs=5, seed=1, device="cuda")
+    assert r.extra["engine"] == "fused+graph", r.extra["engine_reason"]
+    assert (r.best_f < 1e-6).all()  # issue 2's acceptance bar, on the fused path
+    for name, fast in (("firefly", "fused"), ("prs", "fused"), ("fep", "fused"), ("apo", "compiled")):
+        runner = Runner("sphere", hs.get_algorithm(name, **({"max_iters": 10**6} if name in ("prs", "apo") else {})),
+                        dim=4, device="cuda", seed=0)
+        assert auto.choose(runner, 10**6).engine == fast, name

@@ -112,3 +112,43 @@ def test_registry_errors():
         hs.get_problem("sphere", dim=2, bound=(0, 1))
     with pytest.raises(ValueError, match="needs a dimension"):
         hs.get_problem("sphere")
+
+
+# -- bad problem parameters say what was wrong (issue 13, found by tests/test_fuzz.py) -------
+@pytest.mark.parametrize(
+    "bounds,message",
+    [
+        ("abc", r"bounds must be a pair \(lower, upper\)"),
+        (5, r"bounds must be a pair \(lower, upper\)"),
+        ((1, 2, 3), r"bounds must be a pair \(lower, upper\)"),
+        (("a", "b"), "lower bound must be a number or 2 numbers, got 'a'"),
+        ((None, 1), "lower bound must be a number or 2 numbers, got None"),
+        ((0, 1j), "upper bound must be a number or 2 numbers"),
+        ((math.nan, 1), "bounds must be finite"),
+        ((-1.7e308, 1.7e308), "the box is too wide: upper - lower overflows float64"),
+    ],
+)
+def test_bad_bounds_are_clear_errors(bounds, message):
+    with pytest.raises(ValueError, match=message):
+        hs.get_problem("sphere", dim=2, bounds=bounds)
+
+
+def test_box_must_fit_the_run_dtype():
+    problem = hs.get_problem("sphere", dim=2, bounds=(-1e300, 1e300))
+    with pytest.raises(ValueError, match=r"the box \[-1e\+300, 1e\+300\] does not fit in float32 .*use dtype float64"):
+        hs.minimize(problem, "pso", iters=2, device="cpu", dtype="float32")
+    with pytest.raises(ValueError, match="does not fit in float32"):  # each bound fits, their difference not
+        hs.get_problem("sphere", dim=2, bounds=(-3e38, 3e38)).to("cpu", torch.float32)
+    r = hs.minimize(problem, "pso", iters=2, device="cpu", dtype="float64", seed=0)
+    assert (r.best_x.abs() <= 1e300).all()
+
+
+@pytest.mark.parametrize("dim,message", [(2**70, "too large"), (10**15, "too large for this machine"), (2.0, "positive integer")])
+def test_impossible_dimensions_are_clear_errors(dim, message):
+    with pytest.raises(ValueError, match=message):
+        hs.get_problem("sphere", dim=dim)
+
+
+def test_cec_dimension_is_checked_before_reading_data():
+    with pytest.raises(ValueError, match="dimension must be a positive integer, got 10.0"):
+        hs.get_problem("cec2022-f1", dim=10.0)  # used to look for the data file M_1_D10.0.txt

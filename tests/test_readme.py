@@ -19,7 +19,8 @@ def test_python_example_runs(capsys):
     assert "torch.Size([10])" in capsys.readouterr().out
 
 
-def test_cli_examples_run():
+def test_cli_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples write under scratch/ (a checkpoint, then resume it)
     lines = re.findall(r"^heuriscale run .*$", README, re.M)
     assert len(lines) >= 2
     for line in lines:

@@ -11,10 +11,12 @@ from typing import Annotated, Optional
 import torch
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import algorithms, local, problems
 from .engine import Result, minimize
+from .interrupt import Interrupted
 
 app = typer.Typer(
     add_completion=False,
@@ -26,7 +28,7 @@ err = Console(stderr=True)
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # plain text, not markup
     raise typer.Exit(2)
 
 
@@ -76,9 +78,20 @@ def run(
     ] = None,
     refine_iters: Annotated[int, typer.Option(help="iterations of the refiner")] = 200,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="write the full result as JSON")] = None,
+    checkpoint: Annotated[
+        Optional[Path], typer.Option(help="save the runs here between chunks (atomically), to continue with --resume")
+    ] = None,
+    checkpoint_every: Annotated[float, typer.Option(help="seconds between checkpoints")] = 60.0,
+    resume: Annotated[
+        Optional[Path], typer.Option(help="continue the runs saved in this checkpoint (same options; seed and engine from it)")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
 ) -> None:
-    """Optimise a problem with an algorithm and print statistics over the runs."""
+    """Optimise a problem with an algorithm and print statistics over the runs.
+
+    Ctrl-C or SIGTERM ends the current chunk, writes --json and --checkpoint and exits
+    with 130 / 143; a second Ctrl-C exits at once.
+    """
     algo_params = _parse_assignments(param, "--param")
     if pop is not None:
         algo_params["pop_size"] = pop
@@ -91,12 +104,22 @@ def run(
         algo = algorithms.get_algorithm(algorithm, preset=preset, **algo_params)
         if refine is not None:
             algo = local.Hybrid(algorithm=algo, refine=local.get_refiner(refine, max_iter=refine_iters))
+        if resume is not None and checkpoint is None:
+            checkpoint = resume  # a resumed run goes on saving where it came from
         result = minimize(
             prob, algo, iters=iters, evals=evals, time_limit=time_limit, target=target,
             runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet, engine=engine,
+            checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
         )
-    except ValueError as exc:
-        _fail(str(exc))
+    except Interrupted as exc:
+        _interrupted(exc, json_path)
+    except (ValueError, TypeError) as exc:  # bad input: one line, printed as plain text (not rich markup)
+        _fail((str(exc).strip() or type(exc).__name__).splitlines()[0])
+    except (MemoryError, RuntimeError) as exc:  # too big for this machine (torch's CPU allocator: RuntimeError)
+        too_big = ("can't allocate memory", "Storage size calculation overflowed")
+        if not isinstance(exc, (MemoryError, torch.OutOfMemoryError)) and not any(t in str(exc) for t in too_big):
+            raise
+        _fail(f"out of memory: {str(exc).strip().splitlines()[0]}; lower --pop, --runs or --dim")
     _print_result(result)
     if output_image is not None:
         if not hasattr(prob, "save_thresholded"):
@@ -106,6 +129,23 @@ def run(
     if json_path is not None:
         result.save_json(json_path)
         out.print(f"result written to {json_path}")
+
+
+def _interrupted(exc: Interrupted, json_path: Path | None) -> None:
+    """One line on what an interrupted run kept, then exit 128 + the signal's number."""
+    result, kept = exc.result, []
+    if json_path is not None and result is not None:
+        result.save_json(json_path)
+        kept.append(str(json_path))
+    if exc.checkpoint is not None:
+        kept.append(f"{exc.checkpoint} (continue with --resume {exc.checkpoint})")
+    where = f"written to {' and '.join(kept)}" if kept else "nothing written (use --json / --checkpoint to keep it)"
+    total = result.extra.get("max_steps") if result is not None else None
+    of = f" of {total:,}" if isinstance(total, int) else ""
+    best = f"best so far {result.best:.6g}" if result is not None else "no result"
+    it = result.iterations if result is not None else 0
+    err.print(escape(f"interrupted at iteration {it:,}{of}; {best}; {where}"), highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
 
 
 def _print_result(result: Result) -> None:
@@ -150,11 +190,18 @@ def reproduce(
     device: Annotated[Optional[str], typer.Option(help="devices to run on, e.g. cpu,cuda (default: all present)")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("reproductions"),
 ) -> None:
-    """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours."""
+    """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
+
+    Rerunning resumes: finished runs are stored as they finish. Ctrl-C or SIGTERM stops
+    at once (exit status 130 / 143) keeping every finished run.
+    """
     from rich.markdown import Markdown
     from rich.progress import Progress
 
     from . import studies
+    from .interrupt import Interrupted, interruptible
+    from .studies.reproduce import stored_runs
+    from .studies.store import StoreError
 
     keys = list(studies.PAPERS) if paper == "all" else [paper]
     try:
@@ -166,14 +213,101 @@ def reproduce(
         devices = studies.available_devices(device)
     except ValueError as exc:
         _fail(str(exc))
-    for key in keys:
-        spec = studies.PAPERS[key]
-        with Progress(transient=True, console=err) as bar:
-            task = bar.add_task(f"{key}: {spec.title[:60]}", total=None)
-            report = studies.reproduce_paper(spec, scale, devices, out_dir,
-                                             progress=lambda config, n: bar.update(task, advance=n))
-        out.print(Markdown(report.read_text()))
-        out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
+    key = keys[0]
+    with interruptible():  # a second Ctrl-C / SIGTERM exits at once
+        try:
+            for key in keys:
+                spec = studies.PAPERS[key]
+                with Progress(transient=True, console=err) as bar:
+                    task = bar.add_task(f"{key}: {spec.title[:60]}", total=None)
+                    report = studies.reproduce_paper(spec, scale, devices, out_dir,
+                                                     progress=lambda config, n: bar.update(task, advance=n))
+                out.print(Markdown(report.read_text()))
+                out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
+        except Interrupted as exc:  # the run in flight is abandoned; finished runs are committed
+            stored, total, path = stored_runs(studies.PAPERS[key], scale, devices, out_dir)
+            typer.echo(f"interrupted: {stored} of {total} runs of study '{key}' are stored in {path}; "
+                       f"rerun the same command to resume", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except StoreError as exc:
+            _fail(str(exc))
+
+
+@app.command()
+def warmup(
+    algorithm_names: Annotated[Optional[list[str]], typer.Argument(metavar="[ALGO]...", help="algorithms (default: all)")] = None,
+    problem: Annotated[Optional[str], typer.Option("--problem", help="build for this problem instead of the papers' configurations")] = None,
+    dim: Annotated[Optional[int], typer.Option(help="with --problem: dimension")] = None,
+    pop: Annotated[Optional[int], typer.Option(help="with --problem: population size")] = None,
+    runs: Annotated[int, typer.Option(help="with --problem: runs advanced together")] = 1,
+    dtype: Annotated[str, typer.Option(help="with --problem: float32 or float64")] = "float32",
+    device: Annotated[str, typer.Option(help="the CUDA device to build for")] = "cuda",
+) -> None:
+    """Build the CUDA kernels ahead of time (e.g. in a cluster job's prologue); they are cached on disk.
+
+    Without --problem: the fused kernels of every `heuriscale reproduce` configuration on CUDA
+    (both scales). With --problem: the fast path `heuriscale run` would use for that configuration.
+    """
+    from rich.progress import Progress
+
+    from .engine import resolve_device, warm_up
+
+    names = algorithm_names or algorithms.algorithm_names()
+    try:
+        for name in names:
+            algorithms.algorithm_class(name)  # unknown names fail before any work
+        if not device.startswith("cuda"):
+            raise ValueError(f"warmup builds CUDA kernels; --device {device!r} has none to build (use cuda or cuda:N)")
+        resolve_device(device)  # a clear error on a machine without that GPU
+        if problem is not None:
+            jobs = [(f"{name} on {problem}", problems.get_problem(problem, dim=dim),
+                     algorithms.get_algorithm(name, **({} if pop is None else {"pop_size": pop})), runs, None, dtype)
+                    for name in names]
+        else:
+            if (dim, pop) != (None, None):
+                raise ValueError("--dim and --pop describe a configuration of --problem: give --problem too")
+            jobs = _paper_warmups(names)
+    except ValueError as exc:
+        _fail(str(exc))
+    table = Table(title=f"kernels built on {device}")
+    for col in ("configuration", "engine", "setup (s)"):
+        table.add_column(col)
+    with Progress(transient=True, console=err) as bar:
+        task = bar.add_task("building kernels", total=len(jobs))
+        for label, prob, algo, n_runs, engine, job_dtype in jobs:
+            bar.update(task, description=f"building {label}")
+            try:
+                built = warm_up(prob, algo, runs=n_runs, device=device, dtype=job_dtype, engine=engine)
+            except ValueError as exc:
+                _fail(str(exc))
+            table.add_row(label, built["engine"], f"{built['seconds']:.2f}")
+            bar.advance(task)
+    out.print(table)
+
+
+def _paper_warmups(names: list[str]) -> list[tuple]:
+    """The distinct configurations of the papers' CUDA studies that use fused kernels (graph
+    replay of the uncompiled step, which the other ones use, builds nothing)."""
+    from .engine.fused import FUSED
+    from .studies import PAPERS, SCALES
+    from .studies.reproduce import configs_for
+    from .studies.study import build, engine_for
+
+    jobs, seen = [], set()
+    for spec in PAPERS.values():
+        for exp in spec.experiments:
+            for scale in SCALES:
+                for _, config in configs_for(exp, scale, ["cuda"]):
+                    if config.algorithm not in names or config.algorithm not in FUSED:
+                        continue  # (and its problem is not built: data it needs may be absent)
+                    prob, algo = build(config)
+                    runs = config.runs if config.timing == "batched" and not config.snapshots else 1
+                    key = (prob.name, prob.dim, repr(algo), config.dtype, runs)
+                    if key not in seen and engine_for(config, prob, algo) == "fused":
+                        seen.add(key)
+                        jobs.append((f"{config.algorithm} on {prob.name} D={prob.dim} pop={algo.pop_size} runs={runs}",
+                                     prob, algo, runs, "fused", config.dtype))
+    return jobs
 
 
 def _short(value) -> str:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, uniform
+from .base import Algorithm, State, check_count, is_real, uniform
 from .registry import register_algorithm
 
 
@@ -94,17 +94,18 @@ class APO(Algorithm):
 
     name = "apo"
     min_pop = 3
+    population_copies = 14
     presets = {"paper003": {"pf_max": 0.1, "np": 1}}
     paper = "003"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0 <= self.pf_max <= 1:
+        if not (is_real(self.pf_max) and 0 <= self.pf_max <= 1):
             raise ValueError(f"apo: pf_max must lie in [0, 1], got {self.pf_max!r}")
-        if isinstance(self.np, bool) or not isinstance(self.np, int) or self.np < 1:
-            raise ValueError(f"apo: np (neighbour pairs) must be an integer >= 1, got {self.np!r}")
+        self.np = check_count(self.name, "np", self.np, what=" (neighbour pairs)")
 
     def init(self, problem: Problem, runs: int) -> APOState:
+        self.check_dtype(problem.lower.dtype)
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
         return APOState(x=x, f=problem.evaluate(x), t=torch.zeros((), device=x.device, dtype=x.dtype))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -47,16 +48,25 @@ class Algorithm:
     min_pop: ClassVar[int] = 1
     presets: ClassVar[dict[str, dict]] = {}
     paper: ClassVar[str] = ""
+    #: Population-sized tensors (runs, pop, dim) alive at a step's peak, state and temporaries
+    #: together (measured on the CPU's eager step: peak memory / one population's bytes).
+    population_copies: ClassVar[int] = 12
 
     def __post_init__(self) -> None:
-        if isinstance(self.pop_size, bool) or not isinstance(self.pop_size, int):
-            raise ValueError(f"{self.name}: pop_size must be an integer, got {self.pop_size!r}")
+        if not is_integer(self.pop_size):
+            raise ValueError(f"{self.name}: pop_size must be an integer >= {self.min_pop}, got {self.pop_size!r}")
         if self.pop_size < self.min_pop:
             raise ValueError(
-                f"{self.name} needs a population of at least {self.min_pop}, got pop_size={self.pop_size}"
+                f"{self.name} needs a population of at least {self.min_pop}, got pop_size={self.pop_size}: "
+                "raise pop_size (--pop)"
             )
+        self.pop_size = check_size(self.name, "pop_size", self.pop_size)
         if getattr(self, "max_iters", None) is not None:
-            check_positive(self.name, max_iters=self.max_iters)
+            if not is_integer(self.max_iters) or self.max_iters < 1:
+                raise ValueError(
+                    f"{self.name}: max_iters must be > 0 (a whole number of iterations), got {self.max_iters!r}"
+                )
+            self.max_iters = check_size(self.name, "max_iters", self.max_iters)
 
     def init(self, problem: Problem, runs: int) -> State:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -70,6 +80,10 @@ class Algorithm:
 
     def evals_per_step(self) -> int:
         return self.pop_size
+
+    def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
+        """About how many bytes a run set of this algorithm needs at a step's peak."""
+        return self.population_copies * runs * self.pop_size * (dim + 2) * itemsize
 
     def params(self) -> dict:
         return dataclasses.asdict(self)
@@ -86,7 +100,9 @@ class Algorithm:
             raise ValueError(
                 f"{self.name} schedules its steps over max_iters: give iters or evals, or set max_iters=..."
             )
-        return dataclasses.replace(self, max_iters=int(steps))
+        # A budget of no step at all (evals = one population) still needs a valid schedule,
+        # and one past 2**63 steps (never reached) is as good as 2**63 - 1.
+        return dataclasses.replace(self, max_iters=max(1, min(int(steps), MAX_SIZE)))
 
     def finish(self, problem: Problem, state: State, best_x: torch.Tensor, best_f: torch.Tensor):
         """After the last step: improved `(best_x, best_f, info)`, or None (the default).
@@ -98,6 +114,21 @@ class Algorithm:
     def check_ready(self) -> None:
         if getattr(self, "max_iters", 0) is None:
             raise ValueError(f"{self.name} needs max_iters (the length of its schedule): set max_iters=...")
+
+    def check_dtype(self, dtype: torch.dtype) -> None:
+        """Raise a clear error for a real hyper-parameter too large for the run's `dtype`.
+
+        Called by `init`, the first place that knows the dtype: a float32 run cannot hold
+        eta0=1e300 (it would be inf, and the search garbage) or fill a tensor with it.
+        """
+        largest = torch.finfo(dtype).max
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if "float" in str(f.type) and is_real(value) and abs(value) > largest:
+                raise ValueError(
+                    f"{self.name}: {f.name}={value!r} does not fit in {str(dtype).removeprefix('torch.')} "
+                    f"(largest {largest:.3g}): use a smaller {f.name} or dtype float64"
+                )
 
 
 _phase_hook = None  # set by the engine's profiling mode: name -> context manager
@@ -118,9 +149,10 @@ def set_phase_hook(hook) -> None:
 
 
 def uniform(lower: torch.Tensor, upper: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
-    """Points uniform in the box, shape `shape + (dim,)`, on the bounds' device and dtype."""
+    """Points uniform in the box, shape `shape + (dim,)`, on the bounds' device and dtype
+    (never past `upper`: in float32, `lower + span * r` can round an ulp above it)."""
     r = torch.rand(*shape, lower.shape[-1], device=lower.device, dtype=lower.dtype)
-    return lower + (upper - lower) * r
+    return torch.minimum(lower + (upper - lower) * r, upper)
 
 
 def take_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -128,8 +160,55 @@ def take_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index[:, None, None].expand(-1, 1, x.shape[-1])).squeeze(1)
 
 
+#: Sizes (populations, pairs, iterations) past this cannot shape or count a tensor.
+MAX_SIZE = 2**63 - 1
+
+
+def is_integer(value) -> bool:
+    """An int (or NumPy integer), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value) -> bool:
+    """A finite real number (int, float or NumPy scalar) that a float64 holds, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past float64
+        return False
+
+
+def check_size(name: str, key: str, value: int) -> int:
+    """An integer hyper-parameter as a plain int, below the largest tensor size."""
+    if value > MAX_SIZE:
+        raise ValueError(f"{name}: {key}={value} is too large: at most 2**63 - 1 (a 64-bit integer)")
+    return int(value)
+
+
+def check_count(name: str, key: str, value, minimum: int = 1, what: str = "") -> int:
+    """Raise a clear error unless `value` is an integer >= minimum; return it as an int."""
+    if not is_integer(value) or value < minimum:
+        raise ValueError(f"{name}: {key}{what} must be an integer >= {minimum}, got {value!r}")
+    return check_size(name, key, value)
+
+
 def check_positive(name: str, **values: float) -> None:
-    """Raise a clear error for hyper-parameters that must be > 0."""
+    """Raise a clear error for hyper-parameters that must be finite numbers > 0."""
     for key, value in values.items():
-        if not value > 0:
-            raise ValueError(f"{name}: {key} must be > 0, got {value!r}")
+        if not (is_real(value) and value > 0):
+            raise ValueError(f"{name}: {key} must be > 0 (a finite number), got {value!r}")
+
+
+def check_nonnegative(name: str, **values: float) -> None:
+    """Raise a clear error for hyper-parameters that must be finite numbers >= 0."""
+    for key, value in values.items():
+        if not (is_real(value) and value >= 0):
+            raise ValueError(f"{name}: {key} must be >= 0 (a finite number), got {value!r}")
+
+
+def check_finite(name: str, **values: float) -> None:
+    """Raise a clear error for hyper-parameters that must be finite real numbers."""
+    for key, value in values.items():
+        if not is_real(value):
+            raise ValueError(f"{name}: {key} must be a finite number, got {value!r}")

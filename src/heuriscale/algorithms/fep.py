@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_positive, phase, uniform
+from .base import Algorithm, State, check_count, check_positive, phase, uniform
 from .registry import register_algorithm
 
 
@@ -74,8 +74,7 @@ class FEP(Algorithm):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.q, bool) or not isinstance(self.q, int) or self.q < 1:
-            raise ValueError(f"fep: q (tournament opponents) must be an integer >= 1, got {self.q!r}")
+        self.q = check_count(self.name, "q", self.q, what=" (tournament opponents)")
         if self.mutation not in ("cauchy", "gaussian"):
             raise ValueError(f"fep: mutation must be 'cauchy' or 'gaussian', got {self.mutation!r}")
         check_positive(self.name, eta0=self.eta0)
@@ -83,6 +82,7 @@ class FEP(Algorithm):
             check_positive(self.name, eta_min=self.eta_min)
 
     def init(self, problem: Problem, runs: int) -> FEPState:
+        self.check_dtype(problem.lower.dtype)
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
         return FEPState(x=x, f=problem.evaluate(x), eta=torch.full_like(x, self.eta0))
 

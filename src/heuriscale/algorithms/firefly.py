@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_positive, uniform
+from .base import Algorithm, State, check_count, is_real, uniform
 from .registry import register_algorithm
 
 #: Attractor tile when `tile` is not set: about this many pair weights per tile and run set.
@@ -67,6 +67,7 @@ class Firefly(Algorithm):
 
     name = "firefly"
     min_pop = 2
+    population_copies = 10
     presets = {"paper002": {"pop_size": 40, "alpha": 0.5, "beta0": 0.2, "gamma": 1.0}}
     paper = "002"
 
@@ -74,14 +75,25 @@ class Firefly(Algorithm):
         super().__post_init__()
         if self.update not in ("synchronous", "sequential"):
             raise ValueError(f"firefly: update must be 'synchronous' or 'sequential', got {self.update!r}")
-        if not (self.alpha >= 0 and self.beta0 >= 0 and self.gamma >= 0):
-            raise ValueError("firefly: alpha, beta0 and gamma must be >= 0")
+        values = {"alpha": self.alpha, "beta0": self.beta0, "gamma": self.gamma}
+        if not all(is_real(v) and v >= 0 for v in values.values()):
+            given = ", ".join(f"{k}={v!r}" for k, v in values.items())
+            raise ValueError(f"firefly: alpha, beta0 and gamma must be >= 0 (finite numbers), got {given}")
         if self.tile is not None:
-            check_positive(self.name, tile=self.tile)
+            self.tile = check_count(self.name, "tile", self.tile)
 
     def init(self, problem: Problem, runs: int) -> State:
+        self.check_dtype(problem.lower.dtype)
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
         return State(x=x, f=problem.evaluate(x))
+
+    def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
+        n = self.pop_size
+        if self.update == "sequential":  # one noise draw per pair: (runs, n, n, dim)
+            pairs = runs * n * n * dim
+        else:  # about six (runs, n, tile) temporaries of pair weights (measured peak)
+            pairs = 6 * runs * n * (self.tile or max(1, min(n, PAIRS_PER_TILE // (runs * n))))
+        return super().memory_bytes(runs, dim, itemsize) + pairs * itemsize
 
     def step(self, problem: Problem, s: State) -> State:
         if self.update == "sequential":

@@ -17,7 +17,7 @@ Choices (measured against paper 000's tables, see ALGORITHMS.md; do not "fix" th
 - (10) takes its arguments as radians, as paper 000's implementation evaluates it, while
   (11) converts `E` and `A` from degrees; `theta` comes back from the arcsine in degrees;
 - the radicand of (11) is clamped at 0 and the arcsine argument to [-1, 1];
-- angles map onto the box (no clipping is ever needed); initial angles are uniform on
+- angles map onto the box (clipping only undoes rounding); initial angles are uniform on
   (-90, 90), a uniform population in the box (paper 000, section 3.1);
 - `t` counts from 0, `T = max_iters` (taken from the engine's budget when not set);
   `alpha = 0.009` as in paper 000's runs;
@@ -44,8 +44,9 @@ class PRSState(State):
 
 
 def to_box(theta: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor) -> torch.Tensor:
-    """Map angles in [-90, 90] degrees linearly onto [lower, upper]."""
-    return lower + (upper - lower) * (theta + 90.0) / 180.0
+    """Map angles in [-90, 90] degrees linearly onto [lower, upper] (clamped: in float32 the
+    map can round an ulp past a bound, and the arcsine can return 90.000004 degrees)."""
+    return torch.clamp(lower + (upper - lower) * (theta + 90.0) / 180.0, lower, upper)
 
 
 @register_algorithm
@@ -66,6 +67,7 @@ class PRS(Algorithm):
         check_positive(self.name, alpha=self.alpha)
 
     def init(self, problem: Problem, runs: int) -> PRSState:
+        self.check_dtype(problem.lower.dtype)
         lb, ub = problem.lower, problem.upper
         dev, dt = lb.device, lb.dtype
         theta = 180.0 * torch.rand(runs, self.pop_size, problem.dim, device=dev, dtype=dt) - 90.0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_positive, take_rows, uniform
+from .base import Algorithm, State, check_finite, check_nonnegative, check_positive, take_rows, uniform
 from .registry import register_algorithm
 
 
@@ -48,11 +48,14 @@ class PSO(Algorithm):
 
     name = "pso"
     min_pop = 2
+    population_copies = 10
     presets = {"paper001": {"w": 1.0, "c1": 2.0, "c2": 2.0}}
     paper = "001"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_finite(self.name, w=self.w)
+        check_nonnegative(self.name, c1=self.c1, c2=self.c2)
         if self.vmax is not None:
             check_positive(self.name, vmax=self.vmax)
 
@@ -62,6 +65,7 @@ class PSO(Algorithm):
         return span if self.vmax is None else torch.full_like(span, self.vmax)
 
     def init(self, problem: Problem, runs: int) -> PSOState:
+        self.check_dtype(problem.lower.dtype)
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
         v = (problem.lower - x) + (problem.upper - problem.lower) * torch.rand_like(x)
         f = problem.evaluate(x)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import platform
 import re
 
@@ -66,3 +68,53 @@ def synchronize(device: torch.device) -> None:
     """Wait for queued work on `device` (a no-op on the CPU) so wall times are real."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+class InsufficientMemory(ValueError):
+    """A run set that does not fit the device's free memory."""
+
+
+def free_memory(device: torch.device) -> int:
+    """Bytes this process can still get on `device`: the GPU's free memory plus what torch's
+    cache holds unused; on the CPU, the system's available memory."""
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    try:
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.3g} GiB"
+
+
+def _advice(dtype: torch.dtype) -> str:
+    return "use fewer runs or a smaller population (--runs, --pop)" + (
+        " or dtype float32 (--dtype float32)" if dtype == torch.float64 else "")
+
+
+def check_memory(need: int, device: torch.device, dtype: torch.dtype, what: str) -> None:
+    """Refuse, before allocating, a run set that needs more than the device has free."""
+    have = free_memory(device)
+    if need > have:
+        raise InsufficientMemory(f"{what} needs ~{_gib(need)}, {device} has {_gib(have)} free: {_advice(dtype)}")
+
+
+@contextlib.contextmanager
+def memory_errors(device: torch.device, dtype: torch.dtype, what: str):
+    """An allocation that fails anyway (the estimate is an estimate) as the same one-line error."""
+    try:
+        yield
+    except torch.OutOfMemoryError as exc:
+        raise InsufficientMemory(f"{what} ran out of memory on {device} ({_gib(free_memory(device))} free now): "
+                                 f"{_advice(dtype)}") from exc
+    except RuntimeError as exc:
+        if "can't allocate memory" not in str(exc) and "DefaultCPUAllocator" not in str(exc):
+            raise
+        raise InsufficientMemory(f"{what} ran out of memory on {device}: {_advice(dtype)}") from exc

@@ -33,7 +33,7 @@ def _flatten(value) -> list[torch.Tensor]:
     return [value]
 
 
-def _clone(carry: tuple) -> tuple:
+def clone_carry(carry: tuple) -> tuple:
     return tuple(
         dataclasses.replace(c, **{f.name: getattr(c, f.name).clone() for f in dataclasses.fields(c)})
         if dataclasses.is_dataclass(c) else c.clone()
@@ -100,7 +100,7 @@ class GraphStepper:
         generator = torch.cuda.default_generators[torch.cuda.current_device()]
         rng = generator.get_state()
         with torch.cuda.stream(stream), torch.no_grad():
-            fn(*_clone(carry))
+            fn(*clone_carry(carry))
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
         generator.set_state(rng)  # warm-up draws do not count
@@ -108,7 +108,7 @@ class GraphStepper:
             c.copy_(value)
 
     def _capture(self, fn, carry) -> None:
-        self.static = carry = _clone(carry)
+        self.static = carry = clone_carry(carry)
         self.history = torch.empty(self.chunk, *carry[-1].shape, device=carry[-1].device, dtype=carry[-1].dtype)
         self.graph = torch.cuda.CUDAGraph()
         generator = torch.cuda.default_generators[torch.cuda.current_device()]

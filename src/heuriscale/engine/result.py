@@ -80,6 +80,7 @@ class Result:
     def save_json(self, path: str | os.PathLike) -> Path:
         """Write `to_dict()` atomically (a half-written file never replaces a good one)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)  # e.g. `--json runs/pso.json` on a fresh clone
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(self.to_dict(), indent=1))
         os.replace(tmp, path)

@@ -20,14 +20,27 @@ def _default_generator(device: torch.device) -> torch.Generator:
     return torch.default_generator
 
 
+#: torch's generators take 64-bit seeds.
+MAX_SEED = 2**64 - 1
+
+
 class RngStream:
     def __init__(self, device: torch.device, seed: int) -> None:
+        if not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer in 0..2**64 - 1 (a 64-bit seed), got {seed!r}")
         self.generator = _default_generator(device)
         outer = self.generator.get_state()
         self.generator.manual_seed(seed)
         self._state = self.generator.get_state()
         self.generator.set_state(outer)
         self._outer: torch.Tensor | None = None
+
+    def get_state(self) -> torch.Tensor:
+        """The stream's generator state (outside the `with` block)."""
+        return self._state.clone()
+
+    def set_state(self, state: torch.Tensor) -> None:
+        self._state = state.clone()
 
     def __enter__(self) -> RngStream:
         self._outer = self.generator.get_state()

@@ -8,9 +8,12 @@ counting, history, stop criteria and wall-clock timing with device synchronisati
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import os
 import secrets
 import time
+from pathlib import Path
 
 import torch
 
@@ -18,12 +21,15 @@ from ..algorithms import Algorithm, State, get_algorithm
 from ..algorithms.base import phase, take_rows
 from ..problems import Problem, check_fitness, get_problem
 from ..problems.base import ProblemWrapper
+from ..interrupt import Interrupted, interruptible
+from . import auto
+from . import checkpoint as checkpoints
 from .fused import fused_advance, why_not_fused
-from .graph import DEFAULT_CHUNK, GraphStepper
+from .graph import DEFAULT_CHUNK, GraphStepper, clone_carry
 from .profile import PhaseTimer
-from .device import device_name, dtype_name, resolve_device, resolve_dtype, synchronize
+from .device import check_memory, device_name, dtype_name, memory_errors, resolve_device, resolve_dtype, synchronize
 from .result import Result
-from .rng import RngStream
+from .rng import MAX_SEED, RngStream
 
 #: History keeps at most about this many samples per run (it thins itself as it grows).
 HISTORY_SIZE = 1000
@@ -95,12 +101,18 @@ def _check_engine(engine: str, device: torch.device, problem: Problem, algorithm
     return engine
 
 
-def _check_count(name: str, value, minimum: int = 1) -> int | None:
-    if value is None:
+def _check_count(name: str, value, minimum: int = 1, required: bool = False) -> int | None:
+    if value is None and not required:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return value
+
+
+def _check_real(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
 
 
 class Runner:
@@ -126,7 +138,7 @@ class Runner:
         engine: str = "eager",
         chunk: int = DEFAULT_CHUNK,
     ) -> None:
-        self.runs = _check_count("runs", runs)
+        self.runs = _check_count("runs", runs, required=True)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
         self.algorithm = as_algorithm(algorithm)
@@ -135,19 +147,23 @@ class Runner:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = secrets.randbits(63) if seed is None else seed
-        self.target = None if target is None else float(target)
+        self.target = None if target is None else _check_real("target", target)
         self.engine = _check_engine(engine, self.device, self.problem, self.algorithm)
         self.chunk = _check_count("chunk", chunk)
         self._stepper: GraphStepper | None = None
         self.setup_time = 0.0  # compile + capture, seconds
         self._rng = RngStream(self.device, self.seed)
+        self.what = (f"{self.algorithm.name} with {self.runs:,} run(s) x {self.algorithm.pop_size:,} x "
+                     f"{self.problem.dim:,} ({dtype_name(self.dtype)})")
+        check_memory(self.algorithm.memory_bytes(self.runs, self.problem.dim, self.dtype.itemsize), self.device,
+                     self.dtype, self.what)
         self._guarded = _Guarded(self.problem.to(self.device, self.dtype), self.runs)
 
         self._extra: dict = {}
         self._extra_evals = 0
         synchronize(self.device)
         self._t0 = time.perf_counter()
-        with self._rng, torch.no_grad():
+        with self._rng, torch.no_grad(), memory_errors(self.device, self.dtype, self.what):
             self.state = self.algorithm.init(self._guarded, self.runs)
         self._check_state(self.state)
         self.iteration = 0
@@ -161,10 +177,46 @@ class Runner:
         self._record()
         self._fused = None
         if self.engine == "fused":
-            with self._rng:  # the kernels' Philox key: one draw from the run set's stream
-                key = int(torch.randint(0, 2**62, (), device=self.device))
-            self._fused = fused_advance(self.algorithm, self._guarded, self.runs, self.target, key)
-            self.state = self._fused.prepare(self.state)
+            self._prepare_fused()
+        if engine == "auto":
+            self._extra["engine_reason"] = "Runner(engine='auto') has no step budget: the fastest path there is"
+
+    def _prepare_fused(self) -> None:
+        with self._rng:  # the kernels' Philox key: one draw from the run set's stream
+            key = int(torch.randint(0, 2**62, (), device=self.device))
+        self._fused = fused_advance(self.algorithm, self._guarded, self.runs, self.target, key)
+        self.state = self._fused.prepare(self.state)
+
+    def use_engine(self, engine: str, reason: str | None = None) -> None:
+        """Switch to another engine before the first step: the runs then go exactly as if
+        the runner had been made with it."""
+        if self.iteration:
+            raise ValueError(f"the engine can only change before the first step (this runner is at {self.iteration})")
+        self.engine = _check_engine(engine, self.device, self.problem, self.algorithm)
+        if self.engine == "fused" and self._fused is None:
+            self._prepare_fused()
+        if reason is not None:
+            self._extra["engine_reason"] = reason
+
+    def time_eager_step(self) -> tuple[float, float]:
+        """(seconds, host seconds) of one eager iteration of this run set, timed on a copy of
+        it (the faster of two tries): the runs, their random stream and NaN counts stay as
+        they were. Host seconds: launching the step, i.e. what capturing it would cost."""
+        carry = clone_carry((self.state, self.best_x, self._hit_iter, self._it, self.best_f))
+        nan_evals = self._guarded.nan_evals.clone()
+        tries = []
+        with self._rng, torch.no_grad():
+            rng = self._rng.generator.get_state()
+            for _ in range(2):
+                synchronize(self.device)
+                started = time.perf_counter()
+                carry = self._advance(*carry)
+                launched = time.perf_counter()
+                synchronize(self.device)
+                tries.append((time.perf_counter() - started, launched - started))
+            self._rng.generator.set_state(rng)
+        self._guarded.nan_evals.copy_(nan_evals)
+        return min(tries)
 
     def _check_state(self, state: State) -> None:
         pop = state.x.shape[1] if state.x.ndim == 3 else None
@@ -194,6 +246,11 @@ class Runner:
                 n -= 1
                 if self.iteration % self._history_stride == 0:
                     self._record()
+
+    @property
+    def builds_next_step(self) -> bool:
+        """True while a graph engine has yet to build its kernels and capture its chunk."""
+        return self.engine != "eager" and self.device.type == "cuda" and self._stepper is None
 
     @property
     def _advance_fn(self):
@@ -269,6 +326,62 @@ class Runner:
             self.best_x, self.best_f, info = out
             self._extra_evals += info.get("refine_evals", 0)
             self._extra.update(info)
+
+    # -- checkpoints ----------------------------------------------------------------------
+    def config(self) -> dict:
+        """What a checkpoint must agree on to continue this run set."""
+        return {"problem": self.problem.describe(), "algorithm": {"name": self.algorithm.name, **self.algorithm.params()},
+                "runs": self.runs, "dtype": dtype_name(self.dtype), "seed": self.seed, "target": self.target,
+                "chunk": self.chunk, "engine": self.engine, "device_type": self.device.type}
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue these runs (tensors on the CPU); see `load_state_dict`."""
+        cpu = lambda t: t.detach().cpu().clone()  # noqa: E731
+        fused = self._fused
+        return {
+            "heuriscale_checkpoint": checkpoints.FORMAT, "version": checkpoints.version(), "config": self.config(),
+            "device": str(self.device), "iteration": self.iteration, "elapsed": self.elapsed(),
+            "setup_time": self.setup_time, "extra_evals": self._extra_evals,
+            "extra": json.dumps(self._extra, default=str),
+            "state": {k: cpu(v) for k, v in vars(self.state).items()},
+            "best_x": cpu(self.best_x), "best_f": cpu(self.best_f), "hit_iter": cpu(self._hit_iter), "it": cpu(self._it),
+            "nan_evals": cpu(self._guarded.nan_evals),
+            "history": cpu(torch.cat(self._history)), "history_iter": list(self._history_iter),
+            "history_stride": self._history_stride,
+            "rng": self._rng.get_state(),
+            "fused": None if fused is None else {"seed": fused.seed, "counters": [cpu(c) for c in fused.counters]},
+        }
+
+    def load_state_dict(self, saved: dict, source: str = "checkpoint") -> None:
+        """Continue the runs of `saved` (a `state_dict`, e.g. from `checkpoint.load`) on this
+        runner, made with the same configuration and not yet stepped. On the same device type
+        and engine the runs go on bit for bit; on another device type, with a warning, they
+        go on with a fresh random stream."""
+        if self.iteration:
+            raise ValueError(f"load a checkpoint into a new runner (this one is at iteration {self.iteration})")
+        same_device = checkpoints.check_compatible(saved["config"], self.config(), source)
+        on_device = lambda t: t.to(self.device)  # noqa: E731
+        state = type(self.state)(**{k: on_device(v) for k, v in saved["state"].items()})
+        self.state = state if self._fused is None else self._fused.prepare(state)
+        self.best_x, self.best_f = on_device(saved["best_x"]), on_device(saved["best_f"])
+        self._hit_iter, self._it = on_device(saved["hit_iter"]), on_device(saved["it"])
+        self._guarded.nan_evals.copy_(saved["nan_evals"])
+        self.iteration = saved["iteration"]
+        self._history, self._history_iter = [on_device(saved["history"])], list(saved["history_iter"])
+        self._history_stride = saved["history_stride"]
+        self._extra_evals = saved["extra_evals"]
+        self._extra.update(json.loads(saved["extra"]))
+        self.setup_time = saved["setup_time"]
+        self._stepper = None
+        if same_device:
+            self._rng.set_state(saved["rng"])
+            if self._fused is not None:
+                self._fused.seed = saved["fused"]["seed"]
+                for counter, value in zip(self._fused.counters, saved["fused"]["counters"]):
+                    counter.copy_(value)
+        else:  # a stream of its own from here, still fixed by the seed and the iteration
+            self._rng = RngStream(self.device, (self.seed + self.iteration) % MAX_SEED)
+        self._t0 = time.perf_counter() - saved["elapsed"]
 
     # -- queries --------------------------------------------------------------------------
     @property
@@ -355,6 +468,10 @@ def minimize(
     profile: bool = False,
     engine: str = "auto",
     chunk: int = DEFAULT_CHUNK,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: float = 60.0,
+    resume: str | os.PathLike | None = None,
+    handle_signals: bool = True,
 ) -> Result:
     """Minimise `problem` with `algorithm` in `runs` independent runs advancing together.
 
@@ -366,10 +483,19 @@ def minimize(
     `engine`: "eager" runs each step as it is written (the reference); "graph" replays
     chunks of `chunk` steps from a captured CUDA graph; "compiled" also compiles the step
     with torch.compile first; "fused" replays hand-fused Triton kernels instead (PSO, PRS,
-    FEP and synchronous Firefly, see `engine/fused`); "auto" (default) picks "fused" where it exists, else "compiled",
-    on CUDA for runs of at least 4 chunks (unless profiling or the objective runs on the
-    host), else "eager".
+    FEP and synchronous Firefly, see `engine/fused`); "auto" (default) weighs the fast path on
+    CUDA ("fused" where it exists, else "compiled") against "eager" from one timed eager step
+    of this run set and the fast path's setup, and says why in `result.extra["engine_reason"]`
+    (see `engine/auto.py`).
     Stop criteria are checked between chunks.
+
+    Long runs: `checkpoint=PATH` saves the run set there (atomically) every
+    `checkpoint_every` seconds between chunks and when it stops; `resume=PATH` continues a
+    saved run set (same configuration; the seed and engine default to the saved ones), bit
+    for bit on the same device and engine. With `handle_signals` (default; main thread
+    only), SIGINT and SIGTERM end the current chunk, save the checkpoint and raise
+    `heuriscale.interrupt.Interrupted` (a KeyboardInterrupt) whose `.result` holds the runs
+    so far; a second signal ends the process at once.
 
     >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
     >>> bool((r.best_f < 1e-6).all())
@@ -377,8 +503,8 @@ def minimize(
     """
     iters = _check_count("iters", iters)
     evals = _check_count("evals", evals)
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    if time_limit is not None and not 0 < _check_real("time_limit", time_limit) < math.inf:
+        raise ValueError(f"time_limit must be a finite number of seconds > 0, got {time_limit!r}")
     if iters is None and evals is None and time_limit is None:
         raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
 
@@ -392,39 +518,71 @@ def minimize(
             )
         max_steps = min(max_steps, (evals - algo.evals_per_init()) // algo.evals_per_step())
     algo = algo.with_horizon(max_steps)
-    if engine == "auto" and (profile or max_steps < 4 * chunk):
-        engine = "eager"  # phases need synchronisation; short runs do not repay compilation
+    saved = None
+    if resume is not None:
+        saved = checkpoints.load(resume)
+        seed = saved["config"]["seed"] if seed is None else seed
+        if engine == "auto" and saved["config"]["device_type"] == resolve_device(device).type:
+            engine = saved["config"]["engine"]  # the engine that wrote it continues it
+    elif checkpoint is not None and Path(checkpoint).exists():
+        raise ValueError(f"checkpoint {checkpoint} exists already: continue that run with resume={str(checkpoint)!r} "
+                         "(--resume), or remove the file to start anew")
+    if not checkpoint_every > 0:
+        raise ValueError(f"checkpoint_every must be > 0 seconds, got {checkpoint_every!r}")
     runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target,
-                    engine=engine, chunk=chunk)
+                    engine="eager" if engine == "auto" else engine, chunk=chunk)
+    if engine == "auto":
+        choice = auto.choose(runner, max_steps, profile)
+        runner.use_engine(choice.engine, f"auto chose {choice.engine}: {choice.reason}")
     if profile and runner.engine != "eager":
         raise ValueError("profile=True times each phase with synchronisations: use engine='eager' (or 'auto')")
+    if saved is not None:
+        runner.load_state_dict(saved, str(resume))
+    saver = _Checkpointer(runner, checkpoint, checkpoint_every) if checkpoint is not None else None
 
-    # Stop checks and progress need the device's answer; between them, steps queue freely.
-    needs_sync = target is not None or time_limit is not None or progress
     bar = _ProgressBar(runner, max_steps, time_limit) if progress else None
     timer = PhaseTimer(runner.device)
+    signals = interruptible(poll=True) if handle_signals else contextlib.nullcontext(None)
     try:
-        with timer.active() if profile else contextlib.nullcontext():
-            reason = _run_chunks(runner, max_steps, time_limit, needs_sync, bar)
+        with timer.active() if profile else contextlib.nullcontext(), signals as stop, \
+                memory_errors(runner.device, runner.dtype, runner.what):
+            # Stop checks, signals, checkpoints and progress need the device's answer between
+            # chunks; without them, steps queue freely.
+            needs_sync = target is not None or time_limit is not None or progress or saver is not None \
+                or bool(stop is not None and stop.active)
+            reason = _run_chunks(runner, max_steps, time_limit, needs_sync, bar, stop, saver)
             if reason == "budget":
                 reason = "iters" if iters is not None and max_steps == iters else "evals"
     finally:
         if bar is not None:
             bar.close()
+    if saver is not None:
+        saver.save()
+    if reason == "interrupted":
+        result = runner.result(reason)
+        result.extra["max_steps"] = None if math.isinf(max_steps) else int(max_steps)
+        raise Interrupted(stop.signum, result, None if saver is None else saver.path)
     runner.finish()
     result = runner.result(reason)
+    result.extra["max_steps"] = None if math.isinf(max_steps) else int(max_steps)
     if profile:
         result.extra["phases"] = dict(timer.seconds)
     return result
 
 
-def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar) -> str:
-    """Step in chunks until a budget is spent, checking stop criteria between chunks;
-    returns why it stopped: "target", "time_limit" or "budget" (the step budget)."""
+def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, needs_sync: bool, bar,
+                stop=None, saver=None) -> str:
+    """Step in chunks until a budget is spent, checking stop criteria (and `stop`, a signal
+    flag) between chunks, saving checkpoints as due; returns why it stopped: "interrupted",
+    "target", "time_limit" or "budget" (the step budget)."""
     graphs = runner.engine != "eager" and runner.device.type == "cuda"
     unit = runner.chunk if graphs else 1  # graph engines step whole chunks
     chunk = unit if needs_sync else max_steps
     while True:
+        if stop:
+            return "interrupted"
+        if saver is not None:
+            saver.due()
         if runner.target_reached():
             return "target"
         if time_limit is not None and runner.elapsed() >= time_limit:
@@ -433,6 +591,8 @@ def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, need
         if left <= 0:
             return "budget"
         n = int(min(chunk, left))
+        if bar is not None and runner.builds_next_step:
+            bar.status("building kernels (takes seconds on the first run on this machine; cached afterwards)")
         started = time.perf_counter()
         runner.step(n)
         if needs_sync and unit == 1:  # eager: grow the chunk to about CHUNK_SECONDS
@@ -440,6 +600,22 @@ def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, need
             chunk = _next_chunk(n, time.perf_counter() - started)
         if bar is not None:
             bar.update(runner)
+
+
+class _Checkpointer:
+    """Saves a runner's state_dict to `path` at most every `every` seconds."""
+
+    def __init__(self, runner: Runner, path, every: float) -> None:
+        self.runner, self.path, self.every = runner, Path(path), every
+        self.last = time.perf_counter()
+
+    def due(self) -> None:
+        if time.perf_counter() - self.last >= self.every:
+            self.save()
+
+    def save(self) -> None:
+        checkpoints.save(self.runner.state_dict(), self.path)
+        self.last = time.perf_counter()
 
 
 def _next_chunk(n: int, seconds: float) -> int:
@@ -472,6 +648,11 @@ class _ProgressBar:
         done = runner.elapsed() if self.by_time else runner.iteration
         best = float(runner.best_f.min())
         self.progress.update(self.task, completed=min(done, self.total), status=f"it {runner.iteration}  best {best:.4g}")
+
+    def status(self, text: str) -> None:
+        """Show `text` now (the bar redraws itself while the caller blocks, e.g. compiling)."""
+        self.progress.update(self.task, status=text)
+        self.progress.refresh()
 
     def close(self) -> None:
         self.progress.stop()

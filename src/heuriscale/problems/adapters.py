@@ -6,11 +6,18 @@
   fitness" mode).
 - `ScalarFunction`: a Python function of one point returning one number; looped, or
   spread over worker processes for expensive objectives.
+
+A user function that raises is reported as a `ValueError` naming the objective and the
+points it was given, chained to the original exception (`raise ... from exc`); one that
+returns the wrong type, shape or dtype (a list, shape (n, 1), complex values, ...) gets an
+error saying what it returned and what to return instead.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
+import numbers
 import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -18,7 +25,18 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 import numpy as np
 import torch
 
-from .base import BoundLike, Problem, check_fitness
+from .base import BoundLike, Problem, check_fitness, count_points, fitness_error
+
+#: Failures that are the machine's, not the objective's: passed on as they are.
+_PASS_THROUGH = (MemoryError, torch.cuda.OutOfMemoryError)
+
+
+def _raised(who: str, exc: Exception, x_shape: tuple[int, ...]) -> ValueError:
+    """The error for an objective that raised: its name, the points, the original exception."""
+    return ValueError(
+        f"objective {who!r} raised {type(exc).__name__} on points of shape {tuple(x_shape)} "
+        f"({count_points(x_shape)}): {exc}"
+    )
 
 
 class TorchFunction(Problem):
@@ -40,7 +58,13 @@ class TorchFunction(Problem):
         self.name = name or getattr(fn, "__name__", "torch-function")
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
-        return check_fitness(self.fn(x), x, self.name)
+        try:
+            f = self.fn(x)
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise _raised(self.name, exc, tuple(x.shape)) from exc
+        return check_fitness(f, x, self.name)
 
 
 class _HostFunction(Problem):
@@ -58,14 +82,54 @@ class _HostFunction(Problem):
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.detach().reshape(-1, self.dim).cpu().numpy()
-        values = np.asarray(self._evaluate_rows(rows), dtype=np.float64)
-        if values.shape != (rows.shape[0],):
-            raise ValueError(
-                f"objective {self.name!r} returned shape {values.shape} for {rows.shape[0]} "
-                f"points of dimension {self.dim}; it must return shape ({rows.shape[0]},)"
-            )
+        try:
+            raw = self._evaluate_rows(rows)
+        except _PASS_THROUGH:
+            raise
+        except _BadValue as bad:
+            raise fitness_error(self.name, bad.what, rows.shape, "one real number per point") from None
+        except Exception as exc:
+            raise _raised(self.name, exc, rows.shape) from exc
+        values = _real_array(raw, self.name, rows.shape)
         f = torch.from_numpy(values).to(device=x.device, dtype=x.dtype)
         return f.reshape(x.shape[:-1])
+
+
+class _BadValue(Exception):
+    """A scalar objective's value that is not one real number."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+def _real_array(raw, who: str, rows_shape: tuple[int, int]) -> np.ndarray:
+    """A host objective's output as float64 values of shape (n,), or a clear error."""
+    if isinstance(raw, torch.Tensor):
+        raw = raw.detach().cpu().numpy()
+    try:
+        values = np.asarray(raw)
+    except Exception:  # ragged nested lists and the like
+        raise fitness_error(who, f"a value of type {type(raw).__name__} that is not an array", rows_shape) from None
+    if values.shape != rows_shape[:1]:
+        raise fitness_error(who, f"shape {values.shape}", rows_shape)
+    if values.dtype.kind not in "fiu":
+        raise fitness_error(who, f"{values.dtype} values", rows_shape, "real numbers (a float array)")
+    return values.astype(np.float64, copy=False)
+
+
+def _real_number(value) -> float:
+    """One point's value from a scalar objective, or `_BadValue` saying what it was."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        try:
+            return float(value)
+        except OverflowError:  # an int past float64
+            return math.inf if value > 0 else -math.inf
+    raise _BadValue(f"{value!r}{'' if value is None else f' (a {type(value).__name__})'} as one point's value")
 
 
 class NumpyFunction(_HostFunction):
@@ -121,9 +185,9 @@ class ScalarFunction(_HostFunction):
             context = multiprocessing.get_context("forkserver" if sys.platform == "linux" else "spawn")
             self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         if self._executor is None:
-            return np.array([float(self.fn(row)) for row in rows])
+            return np.array([_real_number(self.fn(row)) for row in rows])
         chunk = max(1, len(rows) // (4 * (self.workers or 4)))
-        return np.fromiter(self._executor.map(self.fn, rows, chunksize=chunk), float, len(rows))
+        return np.array([_real_number(v) for v in self._executor.map(self.fn, rows, chunksize=chunk)])
 
     def close(self) -> None:
         """Shut down worker processes this problem started."""

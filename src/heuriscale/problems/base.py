@@ -10,8 +10,10 @@ batch of populations.
 from __future__ import annotations
 
 import copy
+import numbers
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 BoundLike = float | int | Sequence[float] | torch.Tensor
@@ -63,12 +65,24 @@ class Problem:
 
     def to(self, device: torch.device | str, dtype: torch.dtype | None = None) -> Problem:
         """A shallow copy whose tensor attributes live on `device` (floats cast to `dtype`)."""
+        if dtype is not None and dtype.is_floating_point:
+            self._check_box_fits(dtype)
         moved = copy.copy(self)
         for key, value in vars(self).items():
             if isinstance(value, torch.Tensor):
                 cast = dtype if (dtype is not None and value.is_floating_point()) else value.dtype
                 setattr(moved, key, value.to(device=device, dtype=cast))
         return moved
+
+    def _check_box_fits(self, dtype: torch.dtype) -> None:
+        """The box, and its width, must be finite numbers in `dtype` (or sampling it gives inf/NaN)."""
+        lo, hi = self.lower.to(dtype), self.upper.to(dtype)
+        if not (torch.isfinite(lo).all() and torch.isfinite(hi).all() and torch.isfinite(hi - lo).all()):
+            raise ValueError(
+                f"problem {self.name!r}: the box {self.describe()['bounds']} does not fit in "
+                f"{str(dtype).removeprefix('torch.')} (largest {torch.finfo(dtype).max:.3g}, also for upper - lower): "
+                "use dtype float64 or a smaller box"
+            )
 
     def describe(self) -> dict:
         """Plain description for listings, results and JSON."""
@@ -102,16 +116,32 @@ class ProblemWrapper(Problem):
         return moved
 
 
+#: Dimensions past this cannot shape a tensor.
+MAX_DIM = 2**63 - 1
+
+
 def check_dim(dim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
         raise ValueError(f"dimension must be a positive integer, got {dim!r}")
-    return dim
+    if dim > MAX_DIM:
+        raise ValueError(f"dimension {dim} is too large: at most 2**63 - 1 (a 64-bit integer)")
+    return int(dim)
 
 
 def _as_vector(dim: int, value: BoundLike, what: str) -> torch.Tensor:
-    t = torch.as_tensor(value, dtype=torch.float64).detach().cpu()
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValueError(f"{what} must be a number or {dim} numbers, got {value!r}")
+    try:
+        t = torch.as_tensor(value, dtype=torch.float64).detach().cpu()
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        raise ValueError(f"{what} must be a number or {dim} numbers, got {value!r}") from None
     if t.ndim == 0:
-        return t.expand(dim).clone()
+        try:
+            return t.expand(dim).clone()
+        except RuntimeError:  # the allocator's "can't allocate memory"
+            raise ValueError(
+                f"dimension {dim} is too large for this machine: the {what} alone needs {8 * dim / 2**30:.3g} GiB"
+            ) from None
     if t.ndim != 1 or t.shape[0] != dim:
         raise ValueError(
             f"{what} has {t.numel()} entries (shape {tuple(t.shape)}) but the dimension is "
@@ -120,12 +150,28 @@ def _as_vector(dim: int, value: BoundLike, what: str) -> torch.Tensor:
     return t.clone()
 
 
+def split_bounds(bounds) -> tuple[BoundLike, BoundLike]:
+    """`bounds=(lower, upper)` as its two parts, or a clear error for anything else."""
+    try:
+        pair = isinstance(bounds, (tuple, list, torch.Tensor, np.ndarray)) and len(bounds) == 2
+    except TypeError:  # a 0-d tensor or array
+        pair = False
+    if not pair:
+        raise ValueError(
+            f"bounds must be a pair (lower, upper) of numbers (or of one number per coordinate), "
+            f"got {bounds!r}: e.g. bounds=(-5, 10), -P bounds=-5,10 on the command line"
+        )
+    return bounds[0], bounds[1]
+
+
 def make_bounds(dim: int, lower: BoundLike, upper: BoundLike) -> tuple[torch.Tensor, torch.Tensor]:
     """Validated float64 bound vectors of length `dim` (scalars are broadcast)."""
     lo = _as_vector(dim, lower, "lower bound")
     hi = _as_vector(dim, upper, "upper bound")
     if not (torch.isfinite(lo).all() and torch.isfinite(hi).all()):
         raise ValueError("bounds must be finite numbers: the algorithms sample the search box")
+    if not torch.isfinite(hi - lo).all():
+        raise ValueError("the box is too wide: upper - lower overflows float64; use smaller bounds")
     bad = (lo > hi).nonzero().flatten()
     if bad.numel():
         i = int(bad[0])
@@ -136,13 +182,40 @@ def make_bounds(dim: int, lower: BoundLike, upper: BoundLike) -> tuple[torch.Ten
     return lo, hi
 
 
+def count_points(x_shape: tuple[int, ...]) -> str:
+    """'10 points of dim 3' for points of shape (..., 3) numbering 10."""
+    n = 1
+    for size in x_shape[:-1]:
+        n *= size
+    return f"{n} point{'s' if n != 1 else ''} of dim {x_shape[-1]}"
+
+
+def fitness_error(who: str, what: str, x_shape: tuple[int, ...], expected: str | None = None) -> ValueError:
+    """The error for an objective whose output is unusable: names the objective, what it
+    returned, for which points, and what to return instead."""
+    expected = expected or f"one real value per point, shape {tuple(x_shape[:-1])}"
+    return ValueError(
+        f"objective {who!r} returned {what} for points of shape {tuple(x_shape)} "
+        f"({count_points(x_shape)}): return {expected}"
+    )
+
+
 def check_fitness(f: torch.Tensor, x: torch.Tensor, who: str) -> torch.Tensor:
-    """Raise a clear error when an objective returns the wrong shape (a static check)."""
+    """Raise a clear error when an objective returns the wrong type, shape, dtype or device
+    (static checks: no synchronisation, nothing compiled depends on them).
+
+    Integer values are accepted (the engine casts them to the run's dtype); complex and
+    boolean ones are not.
+    """
     if not isinstance(f, torch.Tensor):
-        raise ValueError(f"objective {who!r} returned {type(f).__name__}, expected a tensor")
+        what = "None" if f is None else f"a value of type {type(f).__name__}"
+        raise fitness_error(who, what, tuple(x.shape),
+                            f"a torch tensor, one value per point, shape {tuple(x.shape[:-1])}")
     if f.shape != x.shape[:-1]:
-        raise ValueError(
-            f"objective {who!r} returned shape {tuple(f.shape)} for points of shape "
-            f"{tuple(x.shape)}; it must return one value per point, shape {tuple(x.shape[:-1])}"
-        )
+        raise fitness_error(who, f"shape {tuple(f.shape)}", tuple(x.shape))
+    if f.dtype.is_complex or f.dtype == torch.bool:
+        raise fitness_error(who, f"{str(f.dtype).removeprefix('torch.')} values", tuple(x.shape),
+                            "real numbers (a float tensor)")
+    if f.device != x.device:
+        raise fitness_error(who, f"values on {f.device}", tuple(x.shape), f"them on the points' device, {x.device}")
     return f

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from .base import Problem
+from .base import Problem, check_dim
 from .classic import ackley, bent_cigar, elliptic, griewank, hgbat, levy, rastrigin, rosenbrock, zakharov
 
 Tensor = torch.Tensor
@@ -186,6 +186,7 @@ class CEC2022(Problem):
     def __init__(self, function: int, dim: int) -> None:
         if function not in BIAS:
             raise ValueError(f"CEC 2022 has functions 1-12, got {function!r}")
+        dim = check_dim(dim)
         if dim not in DIMS:
             raise ValueError(f"CEC 2022 functions are defined for D = 2, 10 or 20 only, got dim={dim}")
         if dim == 2 and function in HYBRID:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import BoundLike, Problem
+from .base import BoundLike, Problem, split_bounds
 
 Tensor = torch.Tensor
 
@@ -171,7 +171,7 @@ class ClassicProblem(Problem):
         name: str | None = None,
     ) -> None:
         spec = CLASSIC[function]
-        lower, upper = (spec.lower, spec.upper) if bounds is None else bounds
+        lower, upper = (spec.lower, spec.upper) if bounds is None else split_bounds(bounds)
         super().__init__(dim, lower, upper)
         self.name = name or function
         self.fn = spec.fn

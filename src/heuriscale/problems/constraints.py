@@ -15,6 +15,9 @@ with `v(x) = sum_i max(0, g_i(x))` the total violation.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 
 from .base import Problem, ProblemWrapper
@@ -25,6 +28,15 @@ def violation(g: torch.Tensor) -> torch.Tensor:
     return g.clamp(min=0).sum(-1)
 
 
+def _finite(value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 class Constrained(ProblemWrapper):
     """`problem` with its constraints folded into the objective."""
 
@@ -33,8 +45,10 @@ class Constrained(ProblemWrapper):
             raise ValueError(f"problem {problem.name!r} declares no constraints to handle")
         if method not in ("penalty", "deb"):
             raise ValueError(f"constraint handling must be 'penalty' or 'deb', got {method!r}")
-        if not weight > 0:
-            raise ValueError(f"penalty weight must be > 0, got {weight!r}")
+        if not _finite(weight) or not weight > 0:
+            raise ValueError(f"penalty weight must be > 0 (a finite number), got {weight!r}")
+        if offset is not None and not _finite(offset):
+            raise ValueError(f"deb offset must be a finite number, got {offset!r}")
         super().__init__(problem)
         self.method = method
         self.weight = float(weight)
@@ -47,8 +61,8 @@ class Constrained(ProblemWrapper):
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
         f = self.inner.evaluate(x)
         v = violation(self.inner.constraints(x))
-        if self.method == "penalty":
-            return f + self.weight * v
+        if self.method == "penalty":  # feasible points keep f exactly (even when weight * 0 would be NaN)
+            return torch.where(v > 0, f + self.weight * v, f)
         return torch.where(v > 0, self.offset + v, f)
 
     def objective(self, x: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,7 @@ import torch
 
 from ..engine.device import device_name, resolve_device
 from .papers import PAPERS, Experiment, Paper
-from .store import ResultStore
+from .store import ResultStore, StoreError
 from .study import RunConfig, aggregate, run_configs
 
 SCALES = ("quick", "paper")
@@ -69,8 +69,8 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
 
     folder = out / paper.key
     (folder / "figures").mkdir(parents=True, exist_ok=True)
-    store = ResultStore(folder / "results.sqlite")
-    study = f"{paper.key}-{scale}"
+    store = ResultStore(store_path(paper, out))
+    study = study_name(paper, scale)
     sections, csv_rows = [], []
     try:
         for exp in paper.experiments:
@@ -90,6 +90,31 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
         store.close()
     _write_csv(folder / "results.csv", csv_rows)
     return _write_reports(paper, scale, devices, folder, sections)
+
+
+def store_path(paper: Paper, out: Path) -> Path:
+    return out / paper.key / "results.sqlite"
+
+
+def study_name(paper: Paper, scale: str) -> str:
+    return f"{paper.key}-{scale}"
+
+
+def stored_runs(paper: Paper, scale: str, devices: list[str], out: Path) -> tuple[int, int, Path]:
+    """(runs of the paper's study in its store, runs the study has in all, the store's path),
+    read without the writer's lock; a store that is missing or unreadable counts as empty."""
+    configs = {config.key(): config for exp in paper.experiments for _, config in configs_for(exp, scale, devices)}
+    total = sum(config.runs for config in configs.values())
+    path = store_path(paper, out)
+    stored = 0
+    if path.is_file():
+        try:
+            with ResultStore(path, readonly=True) as store:
+                study = study_name(paper, scale)
+                stored = sum(len(store.finished(study, key) & set(range(config.runs))) for key, config in configs.items())
+        except StoreError:
+            pass
+    return stored, total, path
 
 
 # -- tables ------------------------------------------------------------------------------------
@@ -303,4 +328,4 @@ def _write_reports(paper: Paper, scale: str, devices: list[str], folder: Path, s
     return folder / "report.md"
 
 
-__all__ = ["PAPERS", "SCALES", "available_devices", "reproduce_paper", "configs_for"]
+__all__ = ["PAPERS", "SCALES", "available_devices", "reproduce_paper", "configs_for", "stored_runs"]

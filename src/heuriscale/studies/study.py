@@ -73,7 +73,7 @@ def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
     """Run the given repeats of a configuration; one row per run."""
     problem, algo = build(config)
     kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile,
-              engine=_engine(config, problem, algo))
+              engine=engine_for(config, problem, algo))
     if config.timing == "batched" and not config.snapshots:
         result = minimize(problem, algo, runs=len(repeats), seed=config.seed(repeats[0]), **kw)
         return [_row(result, r, repeat, config.seed(repeats[0]), batched=True) for r, repeat in enumerate(repeats)]
@@ -87,7 +87,7 @@ def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
     return rows
 
 
-def _engine(config: RunConfig, problem, algo) -> str:
+def engine_for(config: RunConfig, problem, algo) -> str:
     """On CUDA: the fused kernels where they exist (compiled once per process), else graph
     replay of the uncompiled step (capture takes milliseconds, while compiling again for
     every run of a grid would take seconds each); eager for short or profiled runs."""

@@ -22,6 +22,10 @@ def interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
+#: Algorithms with a fused iteration (Firefly: its synchronous update only).
+FUSED = ("pso", "prs", "fep", "firefly")
+
+
 def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     """None when a fused iteration exists for this algorithm, problem and device; else why not."""
     kernels = _kernels(algorithm)

@@ -97,7 +97,7 @@ def _refract(
         radicand = tl.maximum(mu * mu - sin_E * sin_E, 0.0)
         arg = -sin_E * tl.cos(A_rad) + r * tl.sin(A_rad) * _sqrt(radicand, FP64)
         theta = _asin(tl.minimum(tl.maximum(arg, -1.0), 1.0), FP64) / _DEG  # (11)
-        x = lower + (upper - lower) * (theta + 90.0) / 180.0
+        x = tl.minimum(tl.maximum(lower + (upper - lower) * (theta + 90.0) / 180.0, lower), upper)  # as to_box
         tl.store(theta_ptr + off, theta, mask=mask)
         tl.store(x_ptr + off, x, mask=mask)
         if (block == 0) & (run == 0):

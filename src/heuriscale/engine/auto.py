@@ -1,0 +1,107 @@
+"""What `engine="auto"` picks, and why; and building its kernels ahead of time.
+
+On CUDA a run can step eagerly (each operation launched from Python) or replay chunks of
+steps from a CUDA graph over fused Triton kernels or a `torch.compile`d step (the "fast
+path"). The fast path costs a setup first: building its kernels (seconds the first time
+on a machine, cached on disk afterwards), one warm-up step and the capture of one chunk.
+`auto` weighs that against what it saves on this run's steps:
+
+    eager total = steps x t_eager
+    fast total  = BUILD_WARM + t_eager + chunk x t_launch + steps x STEP_FRACTION x t_eager
+
+where t_eager is one eager step of this very run set, timed on a copy of it (the run's
+random stream and counters are left untouched), and t_launch the host's share of it (what
+the capture of one step costs). The constants are measured on the H100 (docs/benchmarks.md,
+"Engine choice and first-run cost") and err on the side of eager. The build cost assumed is
+the warm one: the first run on a fresh machine pays more once, shows "building kernels",
+and `heuriscale warmup` (`warm_up` here) pays it ahead of time.
+
+For bit-for-bit repeatable numbers across machines pin the engine: the fused kernels draw
+their own (Philox) random numbers, so `auto` choosing differently gives different numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+from .fused import why_not_fused
+
+#: A fast step takes at most this fraction of an eager step (H100, docs/benchmarks.md speed
+#: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%).
+STEP_FRACTION = {"fused": 0.25, "compiled": 0.6}
+#: Seconds a fast path's setup takes when the on-disk kernel caches are warm (H100,
+#: benchmarks/first_run.py in docs/benchmarks.md: fused 0.67-0.73 s for PRS, FEP, PSO and
+#: Firefly at the papers' sizes; compiled 11.2 s for APO at D = 1,000, inductor's caches
+#: notwithstanding).
+BUILD_WARM = {"fused": 0.7, "compiled": 11.0}
+
+
+@dataclass(frozen=True)
+class Choice:
+    engine: str
+    reason: str
+
+
+def fast_engine(algorithm, problem, device: torch.device) -> str:
+    """The fast path that exists for this run: fused kernels, else the compiled step."""
+    return "fused" if why_not_fused(algorithm, problem, device) is None else "compiled"
+
+
+def decide(fast: str, steps: float, chunk: int, t_eager: float, t_launch: float) -> Choice:
+    """The cheaper of eager and `fast` for `steps` steps, given the timed eager step."""
+    if steps < chunk:
+        return Choice("eager", f"{steps} steps are fewer than one {chunk}-step chunk: nothing to replay")
+    if math.isinf(steps):
+        return Choice(fast, "no step budget (time limit or target): the fast path repays its setup over time")
+    eager_total = steps * t_eager
+    setup = BUILD_WARM[fast] + t_eager + chunk * t_launch
+    fast_total = setup + steps * STEP_FRACTION[fast] * t_eager
+    costs = (f"eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(eager_total)}; {fast} ~{_seconds(fast_total)} "
+             f"(setup ~{_seconds(setup)} with warm kernel caches, steps at <= {STEP_FRACTION[fast]:.0%} of eager)")
+    return Choice(fast, costs) if fast_total < eager_total else Choice("eager", costs)
+
+
+def choose(runner, steps: float, profile: bool = False) -> Choice:
+    """The engine `auto` uses for `steps` more steps of an eager `runner` (not yet stepped)."""
+    device, problem = runner.device, runner.problem
+    if device.type != "cuda":
+        return Choice("eager", f"on {device.type} the eager step is the engine")
+    if profile:
+        return Choice("eager", "profile=True synchronises around every phase, which a CUDA graph cannot")
+    if problem.host_bound:
+        return Choice("eager", f"problem {problem.name!r} is evaluated on the host: nothing to capture")
+    fast = fast_engine(runner.algorithm, problem, device)
+    if steps < runner.chunk or math.isinf(steps):
+        return decide(fast, steps, runner.chunk, 0.0, 0.0)
+    started = time.perf_counter()
+    t_eager, t_launch = runner.time_eager_step()
+    runner.setup_time += time.perf_counter() - started
+    return decide(fast, steps, runner.chunk, t_eager, t_launch)
+
+
+def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device="cuda", dtype="float32",
+            engine: str | None = None) -> dict:
+    """Build and cache on disk the kernels of this configuration's fast path (`engine`, by
+    default the one `auto` would use) by running one chunk of it; returns the engine and the
+    seconds its setup took. Off CUDA, or for objectives evaluated on the host, there is
+    nothing to build."""
+    from .graph import DEFAULT_CHUNK
+    from .runner import Runner, as_algorithm
+
+    algorithm = as_algorithm(algorithm).with_horizon(DEFAULT_CHUNK)  # a schedule's length builds nothing
+    probe = Runner(problem, algorithm, dim=dim, runs=runs, device=device, dtype=dtype, seed=0, engine="eager")
+    if probe.device.type != "cuda" or probe.problem.host_bound:
+        return {"engine": "eager", "seconds": 0.0}
+    engine = engine or fast_engine(probe.algorithm, probe.problem, probe.device)
+    runner = Runner(probe.problem, probe.algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine)
+    del probe
+    runner.step(runner.chunk)
+    return {"engine": engine, "seconds": runner.setup_time}
+
+
+def _seconds(s: float) -> str:
+    return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
