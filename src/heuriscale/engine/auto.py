@@ -34,9 +34,9 @@ from .fused import why_not_fused
 #: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%).
 STEP_FRACTION = {"fused": 0.25, "compiled": 0.6}
 #: Seconds a fast path's setup takes when the on-disk kernel caches are warm (H100,
-#: benchmarks/first_run.py in docs/benchmarks.md: fused 0.67-0.73 s for PRS, FEP, PSO and
-#: Firefly at the papers' sizes; compiled 11.2 s for APO at D = 1,000, inductor's caches
-#: notwithstanding).
+#: benchmarks/first_run.py in docs/benchmarks.md: fused 0.61-0.75 s for PRS, FEP, PSO and
+#: Firefly at the papers' sizes; compiled 11.2-13.1 s for APO at D = 1,000, inductor's
+#: caches notwithstanding).
 BUILD_WARM = {"fused": 0.7, "compiled": 11.0}
 
 
