@@ -116,3 +116,13 @@ def test_warmup_needs_cuda_and_known_names():
     assert res.exit_code == 2 and "unknown algorithm 'nope'" in res.output
     res = CliRunner().invoke(app, ["warmup", "pso", "--device", "cpu"])
     assert res.exit_code == 2 and "builds CUDA kernels" in res.output
+
+
+def test_progress_says_when_kernels_are_built(monkeypatch):
+    from heuriscale.engine import runner as runner_module
+
+    shown, builds = [], iter([True])  # the first chunk builds, later ones replay
+    monkeypatch.setattr(runner_module._ProgressBar, "status", lambda self, text: shown.append(text))
+    monkeypatch.setattr(Runner, "builds_next_step", property(lambda self: next(builds, False)))
+    hs.minimize("sphere", "pso", dim=2, iters=30, device="cpu", seed=0, progress=True)
+    assert shown == ["building kernels (takes seconds on the first run on this machine; cached afterwards)"]
