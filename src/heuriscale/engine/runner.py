@@ -527,12 +527,13 @@ def minimize(
     elif checkpoint is not None and Path(checkpoint).exists():
         raise ValueError(f"checkpoint {checkpoint} exists already: continue that run with resume={str(checkpoint)!r} "
                          "(--resume), or remove the file to start anew")
-    if not checkpoint_every > 0:
+    if not _check_real("checkpoint_every", checkpoint_every) > 0:
         raise ValueError(f"checkpoint_every must be > 0 seconds, got {checkpoint_every!r}")
     runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target,
                     engine="eager" if engine == "auto" else engine, chunk=chunk)
     if engine == "auto":
-        choice = auto.choose(runner, max_steps, profile)
+        with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
+            choice = auto.choose(runner, max_steps, profile)
         runner.use_engine(choice.engine, f"auto chose {choice.engine}: {choice.reason}")
     if profile and runner.engine != "eager":
         raise ValueError("profile=True times each phase with synchronisations: use engine='eager' (or 'auto')")
