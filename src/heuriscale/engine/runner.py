@@ -504,7 +504,7 @@ def minimize(
     iters = _check_count("iters", iters)
     evals = _check_count("evals", evals)
     if time_limit is not None and not 0 < _check_real("time_limit", time_limit) < math.inf:
-        raise ValueError(f"time_limit must be a finite number of seconds > 0, got {time_limit!r}")
+        raise ValueError(f"time_limit must be > 0 seconds (and finite), got {time_limit!r}")
     if iters is None and evals is None and time_limit is None:
         raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
 
