@@ -113,13 +113,8 @@ def run(
         )
     except Interrupted as exc:
         _interrupted(exc, json_path)
-    except (ValueError, TypeError) as exc:  # bad input: one line, printed as plain text (not rich markup)
+    except (ValueError, TypeError) as exc:  # bad input, too big a run set: one line, as plain text
         _fail((str(exc).strip() or type(exc).__name__).splitlines()[0])
-    except (MemoryError, RuntimeError) as exc:  # too big for this machine (torch's CPU allocator: RuntimeError)
-        too_big = ("can't allocate memory", "Storage size calculation overflowed")
-        if not isinstance(exc, (MemoryError, torch.OutOfMemoryError)) and not any(t in str(exc) for t in too_big):
-            raise
-        _fail(f"out of memory: {str(exc).strip().splitlines()[0]}; lower --pop, --runs or --dim")
     _print_result(result)
     if output_image is not None:
         if not hasattr(prob, "save_thresholded"):
@@ -133,18 +128,17 @@ def run(
 
 def _interrupted(exc: Interrupted, json_path: Path | None) -> None:
     """One line on what an interrupted run kept, then exit 128 + the signal's number."""
-    result, kept = exc.result, []
-    if json_path is not None and result is not None:
+    result, kept = exc.result, []  # minimize's Interrupted always carries the runs so far
+    if json_path is not None:
         result.save_json(json_path)
         kept.append(str(json_path))
     if exc.checkpoint is not None:
         kept.append(f"{exc.checkpoint} (continue with --resume {exc.checkpoint})")
     where = f"written to {' and '.join(kept)}" if kept else "nothing written (use --json / --checkpoint to keep it)"
-    total = result.extra.get("max_steps") if result is not None else None
-    of = f" of {total:,}" if isinstance(total, int) else ""
-    best = f"best so far {result.best:.6g}" if result is not None else "no result"
-    it = result.iterations if result is not None else 0
-    err.print(escape(f"interrupted at iteration {it:,}{of}; {best}; {where}"), highlight=False, soft_wrap=True)
+    total = result.extra["max_steps"]
+    of = "" if total is None else f" of {total:,}"
+    err.print(escape(f"interrupted at iteration {result.iterations:,}{of}; best so far {result.best:.6g}; {where}"),
+              highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
 
 

@@ -17,13 +17,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 
-from ..problems.base import Problem
+from ..problems.base import MAX_SIZE, Problem, is_integer, is_real  # noqa: F401 - re-exported for algorithms
 
 
 @dataclass
@@ -160,25 +159,6 @@ def take_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index[:, None, None].expand(-1, 1, x.shape[-1])).squeeze(1)
 
 
-#: Sizes (populations, pairs, iterations) past this cannot shape or count a tensor.
-MAX_SIZE = 2**63 - 1
-
-
-def is_integer(value) -> bool:
-    """An int (or NumPy integer), not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def is_real(value) -> bool:
-    """A finite real number (int, float or NumPy scalar) that a float64 holds, not a bool."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int past float64
-        return False
-
-
 def check_size(name: str, key: str, value: int) -> int:
     """An integer hyper-parameter as a plain int, below the largest tensor size."""
     if value > MAX_SIZE:
@@ -193,22 +173,22 @@ def check_count(name: str, key: str, value, minimum: int = 1, what: str = "") ->
     return check_size(name, key, value)
 
 
+def _check_reals(name: str, values: dict, ok, rule: str) -> None:
+    for key, value in values.items():
+        if not (is_real(value) and ok(value)):
+            raise ValueError(f"{name}: {key} must be {rule}, got {value!r}")
+
+
 def check_positive(name: str, **values: float) -> None:
     """Raise a clear error for hyper-parameters that must be finite numbers > 0."""
-    for key, value in values.items():
-        if not (is_real(value) and value > 0):
-            raise ValueError(f"{name}: {key} must be > 0 (a finite number), got {value!r}")
+    _check_reals(name, values, lambda v: v > 0, "> 0 (a finite number)")
 
 
 def check_nonnegative(name: str, **values: float) -> None:
     """Raise a clear error for hyper-parameters that must be finite numbers >= 0."""
-    for key, value in values.items():
-        if not (is_real(value) and value >= 0):
-            raise ValueError(f"{name}: {key} must be >= 0 (a finite number), got {value!r}")
+    _check_reals(name, values, lambda v: v >= 0, ">= 0 (a finite number)")
 
 
 def check_finite(name: str, **values: float) -> None:
     """Raise a clear error for hyper-parameters that must be finite real numbers."""
-    for key, value in values.items():
-        if not is_real(value):
-            raise ValueError(f"{name}: {key} must be a finite number, got {value!r}")
+    _check_reals(name, values, lambda v: True, "a finite number")

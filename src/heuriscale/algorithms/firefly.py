@@ -87,12 +87,16 @@ class Firefly(Algorithm):
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
         return State(x=x, f=problem.evaluate(x))
 
+    def _tile(self, runs: int, n: int) -> int:
+        """Attractors per tile: `tile`, else about PAIRS_PER_TILE pair weights per tile."""
+        return self.tile or max(1, min(n, PAIRS_PER_TILE // (runs * n)))
+
     def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
         n = self.pop_size
         if self.update == "sequential":  # one noise draw per pair: (runs, n, n, dim)
             pairs = runs * n * n * dim
         else:  # about six (runs, n, tile) temporaries of pair weights (measured peak)
-            pairs = 6 * runs * n * (self.tile or max(1, min(n, PAIRS_PER_TILE // (runs * n))))
+            pairs = 6 * runs * n * self._tile(runs, n)
         return super().memory_bytes(runs, dim, itemsize) + pairs * itemsize
 
     def step(self, problem: Problem, s: State) -> State:
@@ -100,8 +104,7 @@ class Firefly(Algorithm):
             x = self._sequential_move(problem, s)
         else:
             runs, n, _ = s.x.shape
-            tile = self.tile or max(1, min(n, PAIRS_PER_TILE // (runs * n)))
-            pull, has_brighter = attraction(s.x, s.f, self.beta0, self.gamma, tile)
+            pull, has_brighter = attraction(s.x, s.f, self.beta0, self.gamma, self._tile(runs, n))
             noise = self.alpha * (2.0 * torch.rand_like(s.x) - 1.0)
             x = s.x + pull + torch.where(has_brighter[..., None], noise, 0.0)
             x = torch.clamp(x, problem.lower, problem.upper)

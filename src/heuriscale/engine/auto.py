@@ -89,16 +89,16 @@ def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device
     default the one `auto` would use) by running one chunk of it; returns the engine and the
     seconds its setup took. Off CUDA, or for objectives evaluated on the host, there is
     nothing to build."""
+    from .device import resolve_device
     from .graph import DEFAULT_CHUNK
-    from .runner import Runner, as_algorithm
+    from .runner import Runner, as_algorithm, as_problem
 
+    problem, device = as_problem(problem, dim), resolve_device(device)
     algorithm = as_algorithm(algorithm).with_horizon(DEFAULT_CHUNK)  # a schedule's length builds nothing
-    probe = Runner(problem, algorithm, dim=dim, runs=runs, device=device, dtype=dtype, seed=0, engine="eager")
-    if probe.device.type != "cuda" or probe.problem.host_bound:
+    if device.type != "cuda" or problem.host_bound:
         return {"engine": "eager", "seconds": 0.0}
-    engine = engine or fast_engine(probe.algorithm, probe.problem, probe.device)
-    runner = Runner(probe.problem, probe.algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine)
-    del probe
+    engine = engine or fast_engine(algorithm, problem, device)
+    runner = Runner(problem, algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine)
     runner.step(runner.chunk)
     return {"engine": engine, "seconds": runner.setup_time}
 

@@ -114,7 +114,11 @@ def memory_errors(device: torch.device, dtype: torch.dtype, what: str):
     except torch.OutOfMemoryError as exc:
         raise InsufficientMemory(f"{what} ran out of memory on {device} ({_gib(free_memory(device))} free now): "
                                  f"{_advice(dtype)}") from exc
-    except RuntimeError as exc:
-        if "can't allocate memory" not in str(exc) and "DefaultCPUAllocator" not in str(exc):
+    except (MemoryError, RuntimeError) as exc:  # the CPU allocator raises RuntimeError
+        if isinstance(exc, RuntimeError) and not any(text in str(exc) for text in _TOO_BIG):
             raise
         raise InsufficientMemory(f"{what} ran out of memory on {device}: {_advice(dtype)}") from exc
+
+
+#: What torch's CPU allocator and size arithmetic say when a tensor cannot be had.
+_TOO_BIG = ("can't allocate memory", "DefaultCPUAllocator", "Storage size calculation overflowed")

@@ -559,13 +559,12 @@ def minimize(
             bar.close()
     if saver is not None:
         saver.save()
-    if reason == "interrupted":
-        result = runner.result(reason)
-        result.extra["max_steps"] = None if math.isinf(max_steps) else int(max_steps)
-        raise Interrupted(stop.signum, result, None if saver is None else saver.path)
-    runner.finish()
+    if reason != "interrupted":  # an interrupted run ends at once: no refinement
+        runner.finish()
     result = runner.result(reason)
     result.extra["max_steps"] = None if math.isinf(max_steps) else int(max_steps)
+    if reason == "interrupted":
+        raise Interrupted(stop.signum, result, None if saver is None else saver.path)
     if profile:
         result.extra["phases"] = dict(timer.seconds)
     return result

@@ -10,6 +10,7 @@ batch of populations.
 from __future__ import annotations
 
 import copy
+import math
 import numbers
 from collections.abc import Sequence
 
@@ -116,14 +117,29 @@ class ProblemWrapper(Problem):
         return moved
 
 
-#: Dimensions past this cannot shape a tensor.
-MAX_DIM = 2**63 - 1
+#: Sizes (dimensions, populations, iterations) past this cannot shape or count a tensor.
+MAX_SIZE = 2**63 - 1
+
+
+def is_integer(value) -> bool:
+    """An int (or NumPy integer), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value) -> bool:
+    """A finite real number (int, float or NumPy scalar) that a float64 holds, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past float64
+        return False
 
 
 def check_dim(dim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+    if not is_integer(dim) or dim < 1:
         raise ValueError(f"dimension must be a positive integer, got {dim!r}")
-    if dim > MAX_DIM:
+    if dim > MAX_SIZE:
         raise ValueError(f"dimension {dim} is too large: at most 2**63 - 1 (a 64-bit integer)")
     return int(dim)
 

@@ -15,26 +15,14 @@ with `v(x) = sum_i max(0, g_i(x))` the total violation.
 
 from __future__ import annotations
 
-import math
-import numbers
-
 import torch
 
-from .base import Problem, ProblemWrapper
+from .base import Problem, ProblemWrapper, is_real
 
 
 def violation(g: torch.Tensor) -> torch.Tensor:
     """Total violation sum_i max(0, g_i) of constraint values g[..., m]."""
     return g.clamp(min=0).sum(-1)
-
-
-def _finite(value) -> bool:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 class Constrained(ProblemWrapper):
@@ -45,9 +33,9 @@ class Constrained(ProblemWrapper):
             raise ValueError(f"problem {problem.name!r} declares no constraints to handle")
         if method not in ("penalty", "deb"):
             raise ValueError(f"constraint handling must be 'penalty' or 'deb', got {method!r}")
-        if not _finite(weight) or not weight > 0:
+        if not is_real(weight) or not weight > 0:
             raise ValueError(f"penalty weight must be > 0 (a finite number), got {weight!r}")
-        if offset is not None and not _finite(offset):
+        if offset is not None and not is_real(offset):
             raise ValueError(f"deb offset must be a finite number, got {offset!r}")
         super().__init__(problem)
         self.method = method

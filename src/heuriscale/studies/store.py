@@ -158,26 +158,27 @@ class ResultStore:
         study process this cannot happen, as only missing runs are computed and the lock keeps
         other writers out; it means a bug or a writer that bypassed the lock).
         """
-        try:
-            with self._errors(), self.db:
-                self.db.executemany(
-                    f"INSERT INTO runs (study, config_key, repeat, {', '.join(FIELDS)}) "
-                    f"VALUES (?, ?, ?, {', '.join('?' * len(FIELDS))})",
-                    [
-                        (study, config_key, run["repeat"],
-                         *[json.dumps(run[f]) if f in JSON_FIELDS else run[f] for f in FIELDS])
-                        for run in runs
-                    ],
-                )
-        except StoreError as exc:
-            if not (isinstance(exc.__cause__, sqlite3.IntegrityError) and "UNIQUE" in str(exc.__cause__)):
-                raise
-            stored = sorted(self.finished(study, config_key) & {run["repeat"] for run in runs})
-            what = (f"already holds run(s) {', '.join(map(str, stored))}" if stored else
-                    "was given the same run twice in one batch")
-            raise StoreError(f"results store {self.path} {what} of configuration {config_key} of study {study!r}: "
-                             f"finished runs are never replaced, nothing of this batch was written"
-                             f"{' (is another program writing to this store?)' if stored else ''}") from exc.__cause__
+        with self._errors():
+            try:
+                with self.db:
+                    self.db.executemany(
+                        f"INSERT INTO runs (study, config_key, repeat, {', '.join(FIELDS)}) "
+                        f"VALUES (?, ?, ?, {', '.join('?' * len(FIELDS))})",
+                        [
+                            (study, config_key, run["repeat"],
+                             *[json.dumps(run[f]) if f in JSON_FIELDS else run[f] for f in FIELDS])
+                            for run in runs
+                        ],
+                    )
+            except sqlite3.IntegrityError as exc:
+                if "UNIQUE" not in str(exc):
+                    raise
+                stored = sorted(self.finished(study, config_key) & {run["repeat"] for run in runs})
+                what = (f"already holds run(s) {', '.join(map(str, stored))}" if stored else
+                        "was given the same run twice in one batch")
+                raise StoreError(f"results store {self.path} {what} of configuration {config_key} of study {study!r}: "
+                                 f"finished runs are never replaced, nothing of this batch was written"
+                                 f"{' (is another program writing to this store?)' if stored else ''}") from exc
 
     def runs(self, study: str, config_key: str | None = None) -> list[dict]:
         query = f"SELECT config_key, repeat, {', '.join(FIELDS)} FROM runs WHERE study = ?"
