@@ -25,3 +25,22 @@ def device(request) -> str:
 def fused_device(request) -> str:
     """Where the fused kernels run here: CUDA (compiled, `-m gpu`) or the CPU (interpreted)."""
     return request.param
+
+
+@pytest.fixture
+def fast_figures(monkeypatch):
+    """Empty PNGs instead of drawing, for tests about campaign text, runs and the store (the
+    figures themselves are drawn and checked in test_campaign_report's `report`)."""
+    from pathlib import Path
+
+    from heuriscale.viz import campaign as figures
+
+    def stub(position):
+        def draw(*args, **kwargs):
+            path = Path(args[position])
+            path.write_bytes(b"")
+            return path
+        return draw
+
+    monkeypatch.setattr(figures, "cd_diagram", stub(2))
+    monkeypatch.setattr(figures, "convergence_panels", stub(3))

@@ -11,7 +11,8 @@ from heuriscale.cli import app
 README = (Path(__file__).parents[1] / "README.md").read_text()
 
 
-def test_python_example_runs(capsys):
+def test_python_example_runs(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the campaign examples write under scratch/
     blocks = re.findall(r"```python\n(.*?)```", README, re.S)
     assert blocks, "README has no Python example"
     for block in blocks:
@@ -32,3 +33,19 @@ def test_cli_examples_run(tmp_path, monkeypatch):
         line = re.sub(r"--json \S+", "", line)
         res = CliRunner().invoke(app, shlex.split(line)[1:] + ["--device", "cpu", "-q"])
         assert res.exit_code == 0, (line, res.output)
+
+
+def test_compare_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples write under scratch/ or campaigns/
+    lines = re.findall(r"^heuriscale compare .*$", README, re.M)
+    assert len(lines) >= 2
+    for line in lines:
+        # keep each example's options, shrink it for the test run: 2 functions, 2 runs, 1,000 evaluations
+        line = line.split("#")[0]
+        line = re.sub(r"--runs \d+", "", line)
+        line = re.sub(r"--evals \d+", "", line)
+        line = re.sub(r"--device \S+", "", line)
+        extra = ["--runs", "2", "--evals", "1000", "--device", "cpu"] + ([] if "--functions" in line else ["--functions", "1,2"])
+        res = CliRunner().invoke(app, shlex.split(line)[1:] + extra)
+        assert res.exit_code == 0, (line, res.output)
+        assert "report written to" in res.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import inspect
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from . import algorithms, local, problems
 from .engine import Result, minimize
+from .engine.distributed import DistributedError
 from .interrupt import Interrupted
 
 app = typer.Typer(
@@ -86,11 +88,19 @@ def run(
         Optional[Path], typer.Option(help="continue the runs saved in this checkpoint (same options; seed and engine from it)")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    islands: Annotated[bool, typer.Option(
+        help="under torchrun: split each run's population over the ranks as islands (--no-islands: each rank alone)")] = True,
+    migrate_every: Annotated[Optional[int], typer.Option(help="islands: iterations between migrations (default one chunk)")] = None,
+    migrants: Annotated[int, typer.Option(help="islands: individuals each island sends per run and migration")] = 1,
+    dist_timeout: Annotated[Optional[float], typer.Option(
+        help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
 ) -> None:
     """Optimise a problem with an algorithm and print statistics over the runs.
 
     Ctrl-C or SIGTERM ends the current chunk, writes --json and --checkpoint and exits
-    with 130 / 143; a second Ctrl-C exits at once.
+    with 130 / 143; a second Ctrl-C exits at once. Under torchrun
+    (`torchrun --nproc-per-node=N -m heuriscale run ...`) each run's population is split over
+    the ranks as islands exchanging migrants; rank 0 prints and writes the result.
     """
     algo_params = _parse_assignments(param, "--param")
     if pop is not None:
@@ -99,7 +109,14 @@ def run(
         iters = 1000
     prob_params = _parse_assignments(problem_param, "--problem-param")
     prob_params.update({k: v for k, v in (("image", image), ("levels", levels)) if v is not None})
+    lead = _lead_rank()
     try:
+        if dist_timeout is not None:
+            import os
+
+            from .engine.distributed import TIMEOUT_ENV, timeout_seconds  # noqa: I001
+
+            os.environ[TIMEOUT_ENV] = str(timeout_seconds(dist_timeout))
         prob = problems.get_problem(problem, dim=dim, **prob_params)
         algo = algorithms.get_algorithm(algorithm, preset=preset, **algo_params)
         if refine is not None:
@@ -108,13 +125,16 @@ def run(
             checkpoint = resume  # a resumed run goes on saving where it came from
         result = minimize(
             prob, algo, iters=iters, evals=evals, time_limit=time_limit, target=target,
-            runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet, engine=engine,
+            runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet and lead, engine=engine,
             checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+            islands=None if islands else False, migrate_every=migrate_every, migrants=migrants,
         )
     except Interrupted as exc:
-        _interrupted(exc, json_path)
-    except (ValueError, TypeError) as exc:  # bad input, too big a run set: one line, as plain text
+        _interrupted(exc, json_path if lead else None)
+    except (ValueError, TypeError, DistributedError) as exc:  # bad input, too big a run set, a lost rank: one line
         _fail((str(exc).strip() or type(exc).__name__).splitlines()[0])
+    if not lead and result.extra.get("islands"):  # every rank holds the same result: rank 0 reports it
+        return
     _print_result(result)
     if output_image is not None:
         if not hasattr(prob, "save_thresholded"):
@@ -171,6 +191,10 @@ def _print_result(result: Result) -> None:
     nan = int(result.nan_evals.sum())
     if nan:
         table.add_row("NaN evaluations", f"{nan:,} (treated as +inf)")
+    if "islands" in result.extra:
+        i = result.extra["islands"]
+        table.add_row("islands", f"{i['world']} ranks, ~{i['island_pop']:,} each; {i['migrants']} migrant(s) per run "
+                                 f"every {i['migrate_every']} it ({i['bytes_per_migration']:,} bytes gathered per rank)")
     table.add_row("wall time", f"{result.wall_time:.3f} s")
     table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {result.extra.get('engine')} engine")
     table.add_row("seed", str(result.seed))
@@ -183,19 +207,21 @@ def reproduce(
     scale: Annotated[str, typer.Option(help="quick (minutes, same shape) or paper (the papers' sizes)")] = "quick",
     device: Annotated[Optional[str], typer.Option(help="devices to run on, e.g. cpu,cuda (default: all present)")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("reproductions"),
+    dist_timeout: Annotated[Optional[float], typer.Option(
+        help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
 ) -> None:
     """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
 
     Rerunning resumes: finished runs are stored as they finish. Ctrl-C or SIGTERM stops
-    at once (exit status 130 / 143) keeping every finished run.
+    at once (exit status 130 / 143) keeping every finished run. Under torchrun
+    (`torchrun --nproc-per-node=N -m heuriscale reproduce ...`) the runs are shared out
+    over the ranks, each on its own GPU, and rank 0 writes the store and the report.
     """
     from rich.markdown import Markdown
     from rich.progress import Progress
 
     from . import studies
-    from .interrupt import Interrupted, interruptible
     from .studies.reproduce import stored_runs
-    from .studies.store import StoreError
 
     keys = list(studies.PAPERS) if paper == "all" else [paper]
     try:
@@ -207,24 +233,143 @@ def reproduce(
         devices = studies.available_devices(device)
     except ValueError as exc:
         _fail(str(exc))
-    key = keys[0]
-    with interruptible():  # a second Ctrl-C / SIGTERM exits at once
+    current = {"key": keys[0]}
+
+    def stored():
+        key = current["key"]
+        return (*stored_runs(studies.PAPERS[key], scale, devices, out_dir), f"study '{key}'")
+
+    with _study_command(stored):
+        for key in keys:
+            current["key"] = key
+            spec = studies.PAPERS[key]
+            with Progress(transient=True, console=err, disable=not _lead_rank()) as bar:
+                task = bar.add_task(f"{key}: {spec.title[:60]}", total=None)
+                report = studies.reproduce_paper(spec, scale, devices, out_dir, timeout=dist_timeout,
+                                                 progress=lambda config, n: bar.update(task, advance=n))
+            if report is None:  # a rank other than 0 of a torchrun job: rank 0 reports
+                continue
+            out.print(Markdown(report.read_text()))
+            out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
+
+
+@contextlib.contextmanager
+def _study_command(stored):
+    """What `reproduce` and `compare` do around a study: a second Ctrl-C / SIGTERM exits at
+    once; the first abandons the run in flight (finished runs are committed) and says, in one
+    line, how much is stored (`stored()` -> (stored, total, path, what)), then exits 130 / 143;
+    a store or distributed failure is a one-line error."""
+    from .interrupt import interruptible
+    from .studies.store import StoreError
+
+    with interruptible():
         try:
-            for key in keys:
-                spec = studies.PAPERS[key]
-                with Progress(transient=True, console=err) as bar:
-                    task = bar.add_task(f"{key}: {spec.title[:60]}", total=None)
-                    report = studies.reproduce_paper(spec, scale, devices, out_dir,
-                                                     progress=lambda config, n: bar.update(task, advance=n))
-                out.print(Markdown(report.read_text()))
-                out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
-        except Interrupted as exc:  # the run in flight is abandoned; finished runs are committed
-            stored, total, path = stored_runs(studies.PAPERS[key], scale, devices, out_dir)
-            typer.echo(f"interrupted: {stored} of {total} runs of study '{key}' are stored in {path}; "
+            yield
+        except Interrupted as exc:
+            if not _lead_rank():
+                raise typer.Exit(exc.exit_code) from None
+            n, total, path, what = stored()
+            typer.echo(f"interrupted: {n} of {total} runs of {what} are stored in {path}; "
                        f"rerun the same command to resume", err=True)
             raise typer.Exit(exc.exit_code) from None
-        except StoreError as exc:
+        except (StoreError, DistributedError) as exc:
             _fail(str(exc))
+
+
+def _lead_rank() -> bool:
+    """False on the ranks of a torchrun job other than 0 (they leave messages to rank 0)."""
+    import os
+
+    return os.environ.get("RANK", "0") == "0"
+
+
+@app.command()
+def compare(
+    algorithms_: Annotated[str, typer.Option("--algorithms", "-a", help="comma-separated, e.g. pso,apo,fep,prs,firefly")],
+    suite: Annotated[str, typer.Option(help="cec2022, cec2017 or classic (Yao et al. 1999)")] = "cec2022",
+    dims: Annotated[Optional[str], typer.Option(help="comma-separated dimensions (default: the suite's)")] = None,
+    runs: Annotated[Optional[int], typer.Option(help="runs per algorithm, function and dimension (default: the suite's, 30 for cec2022)")] = None,
+    evals: Annotated[Optional[int], typer.Option(help="evaluations per run for every function (default: the suite's budgets)")] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="algo.key=value, e.g. apo.pf_max=0.2 (repeatable)")] = None,
+    preset: Annotated[Optional[list[str]], typer.Option(help="algo=name, e.g. apo=paper003 (repeatable)")] = None,
+    pop: Annotated[Optional[list[str]], typer.Option(help="algo=population size, e.g. pso=40 (repeatable)")] = None,
+    functions: Annotated[Optional[str], typer.Option(help="comma-separated subset of the suite, e.g. f1,f3 (default: all)")] = None,
+    reference: Annotated[Optional[str], typer.Option(help="the algorithm the others are tested against (default: the first)")] = None,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
+    dtype: Annotated[Optional[str], typer.Option(help="float32 or float64 (default: float32 on CUDA, float64 on the CPU)")] = None,
+    seed: Annotated[int, typer.Option(help="the campaign's base seed")] = 0,
+    alpha: Annotated[float, typer.Option(help="significance level of the tests")] = 0.05,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="folder of the store and the report (default campaigns/<suite>)")] = None,
+    dist_timeout: Annotated[Optional[float], typer.Option(
+        help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
+) -> None:
+    """Benchmark several algorithms over a suite: errors f - f* at the suite's recording points,
+    rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.
+
+    Every algorithm runs at its library defaults (or --preset, -p, --pop) within the suite's
+    budget (CEC 2022: 200,000 evaluations at D = 10, 1,000,000 at D = 20) or --evals. Runs are
+    stored as they finish (--out/results.sqlite): rerunning resumes, and a finished campaign
+    recomputes nothing and rewrites the same report. Ctrl-C or SIGTERM stops at once (exit
+    status 130 / 143) keeping every finished run. Under torchrun
+    (`torchrun --nproc-per-node=N -m heuriscale compare ...`) the runs are shared out over the
+    ranks and rank 0 writes the store and the report.
+    """
+    import json
+    import time
+
+    from rich.progress import Progress
+
+    from .studies.compare import plan, run_campaign, stored_runs
+
+    started = time.perf_counter()
+    try:
+        params: dict = {}
+        for item in param or []:
+            key, sep, _ = item.partition("=")
+            algo, dot, name = key.partition(".")
+            if not sep or not dot or not algo.strip() or not name.strip():
+                raise ValueError(f"-p/--param expects algorithm.key=value, e.g. apo.pf_max=0.2; got {item!r}")
+            params.setdefault(algo.strip(), {}).update(_parse_assignments([f"{name}{item[len(key):]}"], "-p/--param"))
+        presets = _per_algorithm(preset, "--preset", "algorithm=preset, e.g. apo=paper003", str)
+        pops = _per_algorithm(pop, "--pop", "algorithm=population size, e.g. pso=40", int)
+        campaign = plan(algorithms_, suite, dims, runs=runs, evals=evals, params=params, presets=presets, pops=pops,
+                        reference=reference, device=device, dtype=dtype, seed=seed, out=out_dir, functions=functions,
+                        alpha=alpha)
+    except ValueError as exc:
+        _fail(str(exc))
+
+    def stored():
+        return (*stored_runs(campaign), f"campaign '{campaign.suite.name}'")
+
+    with _study_command(stored):
+        done = stored()[0]
+        with Progress(console=err, transient=True, disable=not _lead_rank()) as bar:
+            task = bar.add_task(f"{campaign.suite.name}: {len(campaign.algorithms)} algorithms x {len(campaign.cells)} "
+                                f"functions and dimensions x {campaign.runs} runs", total=campaign.total_runs(),
+                                completed=done)
+            written = run_campaign(campaign, timeout=dist_timeout,
+                                   progress=lambda config, n: bar.update(task, advance=n))
+    if written is None:  # a rank other than 0 of a torchrun job: rank 0 reports
+        return
+    meta = json.loads(written["json"].read_text())["meta"]
+    out.print(f"[bold]{escape(campaign.suite.name)}[/]: " + escape(f"report written to {written['md']}, {written['html']}, "
+              f"{written['tex']} and {written['csv']}; runs stored in {written['store']}"), highlight=False, soft_wrap=True)
+    out.print(f"campaign compute time (its stored runs): {meta['wall_s']:.1f} s; "
+              f"this invocation: {time.perf_counter() - started:.1f} s wall clock", highlight=False, soft_wrap=True)
+
+
+def _per_algorithm(items: list[str] | None, option: str, shape: str, kind) -> dict:
+    """`algo=value` strings -> {algo: value}, one line naming the expected shape when malformed."""
+    values = {}
+    for item in items or []:
+        algo, sep, text = item.partition("=")
+        try:
+            if not sep or not algo.strip() or not text.strip():
+                raise ValueError
+            values[algo.strip()] = kind(text.strip())
+        except ValueError:
+            raise ValueError(f"{option} expects {shape}; got {item!r}") from None
+    return values
 
 
 @app.command()

@@ -103,6 +103,37 @@ class Algorithm:
         # and one past 2**63 steps (never reached) is as good as 2**63 - 1.
         return dataclasses.replace(self, max_iters=max(1, min(int(steps), MAX_SIZE)))
 
+    # -- islands: how migrants leave and enter a population (the engine moves them) ------------
+    #: The per-individual fitness that ranks individuals for migration.
+    migration_key: ClassVar[str] = "f"
+
+    def with_population(self, pop_size: int) -> Algorithm:
+        """This algorithm with another population size (an island's share of the population)."""
+        return dataclasses.replace(self, pop_size=pop_size)
+
+    def individual_fields(self, state: State) -> list[str]:
+        """The state's per-individual tensors, shaped (runs, pop, ...): what a migrant carries."""
+        shape = state.f.shape
+        return [k for k, v in vars(state).items() if isinstance(v, torch.Tensor) and v.shape[:2] == shape]
+
+    def emigrants(self, state: State, k: int) -> torch.Tensor:
+        """Indices (runs, k) of the individuals that leave a copy of themselves: the k best."""
+        return getattr(state, self.migration_key).topk(k, dim=-1, largest=False).indices
+
+    def immigrate(self, state: State, rows: dict[str, torch.Tensor]) -> State:
+        """Take in migrants: `rows[field]` holds m newcomers per run, (runs, m, ...), for every
+        per-individual field; they replace the island's m worst individuals."""
+        key = getattr(state, self.migration_key)
+        m = min(rows[self.migration_key].shape[1], key.shape[1] // 2)  # never more than half the island
+        newcomers = rows[self.migration_key].topk(m, dim=-1, largest=False).indices
+        worst = key.topk(m, dim=-1, largest=True).indices
+        changes = {}
+        for name, new in rows.items():
+            old = getattr(state, name)
+            pick = lambda i: i.reshape(i.shape + (1,) * (old.ndim - 2)).expand(*i.shape, *old.shape[2:])  # noqa: E731
+            changes[name] = old.scatter(1, pick(worst), new.gather(1, pick(newcomers)))
+        return state.replace(**changes)
+
     def finish(self, problem: Problem, state: State, best_x: torch.Tensor, best_f: torch.Tensor):
         """After the last step: improved `(best_x, best_f, info)`, or None (the default).
 

@@ -51,6 +51,7 @@ class PSO(Algorithm):
     population_copies = 10
     presets = {"paper001": {"w": 1.0, "c1": 2.0, "c2": 2.0}}
     paper = "001"
+    migration_key = "pbest_f"  # islands exchange their best personal bests ...
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -92,3 +93,9 @@ class PSO(Algorithm):
             x=x, f=f, v=v, pbest_x=pbest_x, pbest_f=pbest_f,
             gbest_x=take_rows(pbest_x, best), gbest_f=pbest_f.gather(1, best[:, None]).squeeze(1),
         )
+
+    def immigrate(self, state: PSOState, rows: dict) -> PSOState:
+        """... so the best newcomer's personal best is the global best the island adopts."""
+        s = super().immigrate(state, rows)
+        best = s.pbest_f.argmin(-1)
+        return s.replace(gbest_x=take_rows(s.pbest_x, best), gbest_f=s.pbest_f.gather(1, best[:, None]).squeeze(1))

@@ -74,6 +74,8 @@ def choose(runner, steps: float, profile: bool = False) -> Choice:
         return Choice("eager", "profile=True synchronises around every phase, which a CUDA graph cannot")
     if problem.host_bound:
         return Choice("eager", f"problem {problem.name!r} is evaluated on the host: nothing to capture")
+    if problem.stochastic:
+        return Choice("eager", f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture")
     fast = fast_engine(runner.algorithm, problem, device)
     if steps < runner.chunk or math.isinf(steps):
         return decide(fast, steps, runner.chunk, 0.0, 0.0)
@@ -95,7 +97,7 @@ def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device
 
     problem, device = as_problem(problem, dim), resolve_device(device)
     algorithm = as_algorithm(algorithm).with_horizon(DEFAULT_CHUNK)  # a schedule's length builds nothing
-    if device.type != "cuda" or problem.host_bound:
+    if device.type != "cuda" or problem.host_bound or problem.stochastic:
         return {"engine": "eager", "seconds": 0.0}
     engine = engine or fast_engine(algorithm, problem, device)
     runner = Runner(problem, algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine)

@@ -9,18 +9,25 @@ import re
 
 import torch
 
+from .distributed import local_rank
+
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    """'auto' -> the first CUDA GPU if there is one, else the CPU; check that it exists."""
+    """'auto' -> the first CUDA GPU if there is one, else the CPU; check that it exists.
+
+    In a process that torchrun started, 'auto' and 'cuda' mean this rank's own GPU,
+    cuda:LOCAL_RANK, so that one command line gives each rank its device."""
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
         raise ValueError(f"device must be a string such as 'auto', 'cpu', 'cuda' or 'cuda:1', got {device!r}")
     name = device.strip().lower()
     if name == "auto":
-        return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+        if not torch.cuda.is_available():
+            return torch.device("cpu")
+        name = "cuda"
     if name == "cpu":
         return torch.device("cpu")
     match = re.fullmatch(r"cuda(?::(\d+))?", name)
@@ -31,8 +38,14 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
             f"device {device!r} was asked for but this machine has no usable CUDA GPU "
             "(torch.cuda.is_available() is False); use device='cpu' or 'auto'"
         )
-    index = int(match.group(1) or 0)
     count = torch.cuda.device_count()
+    local = local_rank()
+    if match.group(1) is None and local is not None:
+        if local >= count:
+            raise ValueError(f"this process is rank LOCAL_RANK={local} of a torchrun job and uses cuda:{local}, but this "
+                             f"machine has {count} CUDA device(s): start at most {count} process(es) per machine")
+        return torch.device("cuda", local)
+    index = int(match.group(1) or 0)
     if index >= count:
         raise ValueError(f"device {device!r} does not exist: this machine has {count} CUDA device(s), cuda:0..cuda:{count - 1}")
     return torch.device("cuda", index)

@@ -28,6 +28,8 @@ from .fused import fused_advance, why_not_fused
 from .graph import DEFAULT_CHUNK, GraphStepper, clone_carry
 from .profile import PhaseTimer
 from .device import check_memory, device_name, dtype_name, memory_errors, resolve_device, resolve_dtype, synchronize
+from . import distributed
+from .islands import Islands
 from .result import Result
 from .rng import MAX_SEED, RngStream
 
@@ -86,7 +88,7 @@ def _check_engine(engine: str, device: torch.device, problem: Problem, algorithm
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
     if engine == "auto":
-        if device.type != "cuda" or problem.host_bound:
+        if device.type != "cuda" or problem.host_bound or problem.stochastic:
             return "eager"
         return "fused" if why_not_fused(algorithm, problem, device) is None else "compiled"
     if engine == "fused":
@@ -98,6 +100,8 @@ def _check_engine(engine: str, device: torch.device, problem: Problem, algorithm
         raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
     if engine != "eager" and problem.host_bound:
         raise ValueError(f"problem {problem.name!r} is evaluated on the host and cannot be graph-captured; use engine='eager'")
+    if engine != "eager" and problem.stochastic:
+        raise ValueError(f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'")
     return engine
 
 
@@ -137,6 +141,9 @@ class Runner:
         target: float | None = None,
         engine: str = "eager",
         chunk: int = DEFAULT_CHUNK,
+        islands: bool | None = None,
+        migrate_every: int | None = None,
+        migrants: int = 1,
     ) -> None:
         self.runs = _check_count("runs", runs, required=True)
         self.device = resolve_device(device)
@@ -150,9 +157,10 @@ class Runner:
         self.target = None if target is None else _check_real("target", target)
         self.engine = _check_engine(engine, self.device, self.problem, self.algorithm)
         self.chunk = _check_count("chunk", chunk)
+        self.islands = self._join_islands(islands, migrate_every, migrants)
         self._stepper: GraphStepper | None = None
         self.setup_time = 0.0  # compile + capture, seconds
-        self._rng = RngStream(self.device, self.seed)
+        self._rng = RngStream(self.device, self.seed if self.islands is None else self.islands.seed)
         self.what = (f"{self.algorithm.name} with {self.runs:,} run(s) x {self.algorithm.pop_size:,} x "
                      f"{self.problem.dim:,} ({dtype_name(self.dtype)})")
         check_memory(self.algorithm.memory_bytes(self.runs, self.problem.dim, self.dtype.itemsize), self.device,
@@ -180,6 +188,49 @@ class Runner:
             self._prepare_fused()
         if engine == "auto":
             self._extra["engine_reason"] = "Runner(engine='auto') has no step budget: the fastest path there is"
+
+    def _join_islands(self, islands: bool | None, migrate_every: int | None, migrants: int) -> Islands | None:
+        """Under torchrun with several ranks (unless islands=False): this rank's island of the
+        run set, whose population becomes the island's share; else None (one device)."""
+        if islands is not None and not isinstance(islands, bool):
+            raise ValueError(f"islands must be True, False or None (automatic under torchrun), got {islands!r}")
+        every = _check_count("migrate_every", migrate_every)
+        migrants = _check_count("migrants", migrants, required=True)
+        if islands is False or not distributed.launched():
+            return None
+        group = distributed.join(self.device)
+        every = every or self.chunk
+        if self.engine != "eager" and every % self.chunk:  # migrations fall on chunk boundaries
+            self.chunk = math.gcd(every, self.chunk)
+        self.seed = group.broadcast(self.seed)  # one seed for the run set (seed=None draws on each rank)
+        group.agree("the run set (problem, algorithm, runs, dtype, seed, engine, migration)",
+                    json.dumps([self.config(), every, migrants], sort_keys=True, default=str))
+        found = Islands(group, self.algorithm, self.seed, every, migrants)
+        self.algorithm = found.algorithm
+        return found
+
+    def _migrate(self) -> None:
+        self.state = self.islands.migrate(self.state)
+        if self._fused is not None:  # the kernels write their own buffers in place
+            self.state = self._fused.prepare(self.state)
+
+    def stop_reason(self, interrupted: bool = False, time_limit: float | None = None) -> str | None:
+        """Why the run set should stop now ("interrupted", "target", "time_limit"), or None;
+        with islands, the same answer on every rank (one small all_reduce)."""
+        reached = None if self.target is None else self._hit_iter >= 0
+        if self.islands is not None:  # host time: reading the device's would stall it every chunk
+            elapsed = time.perf_counter() - self._t0
+            interrupted, elapsed, all_reached = self.islands.agree_stop(interrupted, elapsed, reached)
+        else:
+            all_reached = reached is not None and bool(reached.all())
+            elapsed = self.elapsed() if time_limit is not None and not (interrupted or all_reached) else 0.0
+        if interrupted:
+            return "interrupted"
+        if all_reached:
+            return "target"
+        if time_limit is not None and elapsed >= time_limit:
+            return "time_limit"
+        return None
 
     def _prepare_fused(self) -> None:
         with self._rng:  # the kernels' Philox key: one draw from the run set's stream
@@ -231,7 +282,8 @@ class Runner:
         """Advance every run by `n` iterations (no host synchronisation).
 
         On CUDA, the graph engines replay whole chunks from the captured CUDA graph and run
-        any remainder shorter than a chunk step by step (fused kernels stay fused).
+        any remainder shorter than a chunk step by step (fused kernels stay fused). Islands
+        exchange migrants every `migrate_every` iterations (chunk boundaries).
         """
         graphs = self.engine != "eager" and self.device.type == "cuda"
         with self._rng, torch.no_grad():
@@ -239,13 +291,15 @@ class Runner:
                 if graphs and n >= self.chunk:
                     self._replay_chunk()
                     n -= self.chunk
-                    continue
-                carry = self._advance_fn(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
-                self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
-                self.iteration += 1
-                n -= 1
-                if self.iteration % self._history_stride == 0:
-                    self._record()
+                else:
+                    carry = self._advance_fn(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+                    self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
+                    self.iteration += 1
+                    n -= 1
+                    if self.iteration % self._history_stride == 0:
+                        self._record()
+                if self.islands is not None and self.iteration % self.islands.every == 0:
+                    self._migrate()
 
     @property
     def builds_next_step(self) -> bool:
@@ -402,19 +456,31 @@ class Runner:
         """Collect the runs so far into a `Result` (one device synchronisation)."""
         self._record()
         wall = self.elapsed()
+        best_x, best_f, hit, history = self.best_x, self.best_f, self._hit_iter, torch.cat(self._history)
+        nan_evals = self._guarded.nan_evals
+        evals = torch.tensor([self.evals, self.algorithm.evals_per_init(), self.algorithm.evals_per_step()],
+                             device=self.islands.group.device if self.islands else "cpu")
+        islands = {}
+        if self.islands is not None:  # the run set's global answer, the same on every rank
+            self.islands.settle()
+            best_x, best_f = self.islands.agree_best(best_x, best_f)
+            hit, history = self.islands.agree_first_hit(hit), self.islands.agree_min(history)
+            nan_evals, evals = self.islands.agree_sum(nan_evals), self.islands.agree_sum(evals)
+            wall = self.islands.agree_max(wall)
+            islands = {"islands": self.islands.describe()}
+        total, per_init, per_step = (int(v) for v in evals.cpu())
         evals_to_target = None
         if self.target is not None:
-            hit = self._hit_iter.cpu()
-            per_init, per_step = self.algorithm.evals_per_init(), self.algorithm.evals_per_step()
+            hit = hit.cpu()
             evals_to_target = torch.where(hit >= 0, per_init + hit * per_step, -1)
         return Result(
-            best_f=self.best_f.detach().cpu().double(),
-            best_x=self.best_x.detach().cpu().double(),
-            evals=self.evals,
-            nan_evals=self._guarded.nan_evals.cpu(),
+            best_f=best_f.detach().cpu().double(),
+            best_x=best_x.detach().cpu().double(),
+            evals=total,
+            nan_evals=nan_evals.cpu(),
             iterations=self.iteration,
             history_iter=torch.tensor(self._history_iter),
-            history_f=torch.cat(self._history).T.detach().cpu().double(),
+            history_f=history.T.detach().cpu().double(),
             wall_time=wall,
             device=str(self.device),
             device_name=device_name(self.device),
@@ -426,7 +492,7 @@ class Runner:
             evals_to_target=evals_to_target,
             extra={
                 "torch": torch.__version__, "target": self.target, "engine": self._engine_used(),
-                "setup_time": self.setup_time, **self._extra, **self._solution_report(),
+                "setup_time": self.setup_time, **self._extra, **islands, **self._solution_report(best_x, best_f),
             },
         )
 
@@ -437,11 +503,11 @@ class Runner:
             return "eager"
         return "compiled+graph" if self._stepper.compiled else "graph"
 
-    def _solution_report(self) -> dict:
+    def _solution_report(self, best_x: torch.Tensor, best_f: torch.Tensor) -> dict:
         """Feasibility of each run's best point (constrained problems) and a readable best solution."""
         problem = self.problem.to("cpu", torch.float64)
-        x = self.best_x.detach().cpu().double()
-        report = {"solution": problem.decode(x[int(torch.argmin(self.best_f))])}
+        x = best_x.detach().cpu().double()
+        report = {"solution": problem.decode(x[int(torch.argmin(best_f))])}
         if problem.n_constraints:
             g = problem.constraints(x)
             report["max_violation"] = g.clamp(min=0).amax(-1).tolist()
@@ -472,6 +538,9 @@ def minimize(
     checkpoint_every: float = 60.0,
     resume: str | os.PathLike | None = None,
     handle_signals: bool = True,
+    islands: bool | None = None,
+    migrate_every: int | None = None,
+    migrants: int = 1,
 ) -> Result:
     """Minimise `problem` with `algorithm` in `runs` independent runs advancing together.
 
@@ -488,6 +557,12 @@ def minimize(
     of this run set and the fast path's setup, and says why in `result.extra["engine_reason"]`
     (see `engine/auto.py`).
     Stop criteria are checked between chunks.
+
+    Under torchrun with several ranks (`islands=None`, the default, or True), each run's
+    population of `pop_size` is split over the ranks as islands that exchange their
+    `migrants` best individuals every `migrate_every` iterations (default: one chunk), and
+    every rank returns the same global result (see `engine/islands.py`); `islands=False`
+    keeps the runs on this rank alone. Outside torchrun there is one island: today's path.
 
     Long runs: `checkpoint=PATH` saves the run set there (atomically) every
     `checkpoint_every` seconds between chunks and when it stops; `resume=PATH` continues a
@@ -530,10 +605,16 @@ def minimize(
     if not _check_real("checkpoint_every", checkpoint_every) > 0:
         raise ValueError(f"checkpoint_every must be > 0 seconds, got {checkpoint_every!r}")
     runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target,
-                    engine="eager" if engine == "auto" else engine, chunk=chunk)
+                    engine="eager" if engine == "auto" else engine, chunk=chunk, islands=islands,
+                    migrate_every=migrate_every, migrants=migrants)
+    if runner.islands is not None and (checkpoint is not None or resume is not None):
+        raise ValueError("checkpoints of a run set split into islands over several ranks are not supported yet: "
+                         "drop checkpoint/resume (--checkpoint/--resume), or run with islands=False")
     if engine == "auto":
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
             choice = auto.choose(runner, max_steps, profile)
+        if runner.islands is not None:  # every island steps with rank 0's choice
+            choice = runner.islands.group.broadcast(choice)
         runner.use_engine(choice.engine, f"auto chose {choice.engine}: {choice.reason}")
     if profile and runner.engine != "eager":
         raise ValueError("profile=True times each phase with synchronisations: use engine='eager' (or 'auto')")
@@ -550,7 +631,7 @@ def minimize(
             # Stop checks, signals, checkpoints and progress need the device's answer between
             # chunks; without them, steps queue freely.
             needs_sync = target is not None or time_limit is not None or progress or saver is not None \
-                or bool(stop is not None and stop.active)
+                or bool(stop is not None and stop.active) or runner.islands is not None
             reason = _run_chunks(runner, max_steps, time_limit, needs_sync, bar, stop, saver)
             if reason == "budget":
                 reason = "iters" if iters is not None and max_steps == iters else "evals"
@@ -579,23 +660,22 @@ def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, need
     unit = runner.chunk if graphs else 1  # graph engines step whole chunks
     chunk = unit if needs_sync else max_steps
     while True:
-        if stop:
-            return "interrupted"
-        if saver is not None:
+        if saver is not None and not stop:
             saver.due()
-        if runner.target_reached():
-            return "target"
-        if time_limit is not None and runner.elapsed() >= time_limit:
-            return "time_limit"
+        reason = runner.stop_reason(bool(stop), time_limit)
+        if reason is not None:
+            return reason
         left = max_steps - runner.iteration
         if left <= 0:
             return "budget"
+        if runner.islands is not None:  # every rank the same steps between collectives: to the next migration
+            chunk = runner.islands.every - runner.iteration % runner.islands.every
         n = int(min(chunk, left))
         if bar is not None and runner.builds_next_step:
             bar.status("building kernels (takes seconds on the first run on this machine; cached afterwards)")
         started = time.perf_counter()
         runner.step(n)
-        if needs_sync and unit == 1:  # eager: grow the chunk to about CHUNK_SECONDS
+        if needs_sync and unit == 1 and runner.islands is None:  # eager: grow the chunk to about CHUNK_SECONDS
             synchronize(runner.device)
             chunk = _next_chunk(n, time.perf_counter() - started)
         if bar is not None:

@@ -47,6 +47,18 @@ class Hybrid(Algorithm):
     def evals_per_step(self) -> int:
         return self.algorithm.evals_per_step()
 
+    def with_population(self, pop_size: int) -> Hybrid:
+        return dataclasses.replace(self, algorithm=self.algorithm.with_population(pop_size))
+
+    def emigrants(self, state: State, k: int) -> torch.Tensor:
+        return self.algorithm.emigrants(state, k)
+
+    def immigrate(self, state: State, rows: dict) -> State:
+        return self.algorithm.immigrate(state, rows)
+
+    def individual_fields(self, state: State) -> list[str]:
+        return self.algorithm.individual_fields(state)
+
     def with_horizon(self, steps: float) -> Hybrid:
         return dataclasses.replace(self, algorithm=self.algorithm.with_horizon(steps))
 

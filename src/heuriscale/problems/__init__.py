@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from .adapters import NumpyFunction, ScalarFunction, TorchFunction
 from .base import Problem, check_fitness, make_bounds
 from .classic import CLASSIC, FEP_FUNCTIONS, ClassicProblem
+from .transforms import Rotated, Shifted
+from .yao import YAO, YaoProblem
 
 
 @dataclass(frozen=True)
@@ -42,19 +44,31 @@ def problem_entry(name: str) -> ProblemEntry:
         raise ValueError(unknown_name("problem", name, _REGISTRY)) from None
 
 
-def get_problem(name: str, dim: int | None = None, **params) -> Problem:
+def get_problem(name: str, dim: int | None = None, *, shift: int | None = None, rotate: int | None = None,
+                **params) -> Problem:
     """Build the registered problem `name` in dimension `dim` with its own `params`.
+
+    `shift=seed` / `rotate=seed` give it the CEC treatment (see `transforms`): a random
+    shift, then a random rotation around the moved minimiser, each drawn from its seed;
+    both are plain data, so a study's configuration can say {"shift": 0, "rotate": 0}.
 
     >>> get_problem("rastrigin", dim=10)
     ClassicProblem(name='rastrigin', dim=10, bounds=[-5.12, 5.12])
     >>> get_problem("rosenbrock", dim=4, bounds=(-5, 10)).describe()["bounds"]
     [-5.0, 10.0]
+    >>> get_problem("sphere", dim=3, shift=1, rotate=1).name
+    'rotated(shifted(sphere))'
     """
     entry = problem_entry(name)
     if dim is None and entry.needs_dim:
         raise ValueError(f"problem {name!r} needs a dimension: pass dim=... (--dim on the command line)")
     check_params(f"problem {name!r}", entry.factory, params, skip={"dim"})
-    return entry.factory(dim=dim, **params)
+    problem = entry.factory(dim=dim, **params)
+    if shift is not None:
+        problem = Shifted(problem, shift)
+    if rotate is not None:
+        problem = Rotated(problem, rotate)
+    return problem
 
 
 def check_params(what: str, factory: Callable, params: dict, skip: set[str] = frozenset()) -> None:
@@ -124,6 +138,25 @@ def _cec2022_factory(function: int):
 
 for _k in range(1, 13):
     register_problem(f"cec2022-f{_k}", _cec2022_factory(_k), f"CEC 2022 F{_k} (official), D = 2, 10, 20, [-100, 100]")
+
+
+# -- CEC 2017 --
+def _cec2017_factory(function: int):
+    def factory(dim: int) -> Problem:
+        from .cec2017 import CEC2017
+
+        return CEC2017(function, dim)
+
+    return factory
+
+
+for _k in range(1, 31):
+    _left_out = " (left out of the suite by its organisers)" if _k == 2 else ""
+    register_problem(
+        f"cec2017-f{_k}", _cec2017_factory(_k), f"CEC 2017 F{_k} (official){_left_out}, D = 10, 30, 50, 100, [-100, 100]"
+    )
+# -- end CEC 2017 --
+
 for _name, _spec in CLASSIC.items():
     register_problem(_name, _classic_factory(_name), f"{_spec.summary} on [{_spec.lower:g}, {_spec.upper:g}]")
 for _name, (_fn, _lo, _hi) in FEP_FUNCTIONS.items():
@@ -131,9 +164,39 @@ for _name, (_fn, _lo, _hi) in FEP_FUNCTIONS.items():
 register_problem("spring", _spring, "tension/compression spring design, 3 variables, 4 constraints", needs_dim=False)
 register_problem("otsu", _otsu, "multi-level Otsu thresholding of a grey image (dim = levels)", needs_dim=False)
 
+
+# -- Yao et al. 1999 --
+def _yao_factory(number: int):
+    """f1-f13 take any dim (default 30, the paper's); f14-f23 only their own; f7 also noise_seed."""
+    spec = YAO[number]
+    if spec.fixed_dim is not None:
+        def fixed(dim: int | None = None) -> Problem:
+            _fixed_dim(f"yao-f{number}", dim, spec.fixed_dim)
+            return YaoProblem(number)
+
+        return fixed
+    if spec.noisy:
+        def noisy(dim: int | None = None, noise_seed: int = 0) -> Problem:
+            return YaoProblem(number, dim, noise_seed=noise_seed)
+
+        return noisy
+
+    def scalable(dim: int | None = None) -> Problem:
+        return YaoProblem(number, dim)
+
+    return scalable
+
+
+for _k, _yao in YAO.items():
+    _dims = f"D = {_yao.fixed_dim}" if _yao.fixed_dim else f"D = {_yao.dim} by default"
+    register_problem(f"yao-f{_k}", _yao_factory(_k), f"Yao et al. 1999 f{_k}: {_yao.summary}, {_dims}", needs_dim=False)
+# -- end Yao et al. 1999 --
+
 __all__ = [
     "Problem",
     "ClassicProblem",
+    "Shifted",
+    "Rotated",
     "TorchFunction",
     "NumpyFunction",
     "ScalarFunction",

@@ -35,6 +35,9 @@ class Problem:
     host_bound: bool = False
     #: How many constraints g(x) <= 0 `constraints` returns (0: unconstrained).
     n_constraints: int = 0
+    #: True when `evaluate` draws random numbers of its own (a noisy objective such as Yao's
+    #: f7): its generator cannot be captured in a CUDA graph, so the engine steps eagerly.
+    stochastic: bool = False
 
     def __init__(
         self,
@@ -103,6 +106,7 @@ class ProblemWrapper(Problem):
     def __init__(self, inner: Problem) -> None:
         self.__dict__.update(vars(inner))
         self.name, self.host_bound, self.n_constraints = inner.name, inner.host_bound, inner.n_constraints
+        self.stochastic = inner.stochastic
         self.inner = inner
 
     def constraints(self, x: torch.Tensor) -> torch.Tensor:

@@ -135,17 +135,17 @@ SIMPLE = {1: "zakharov", 2: "rosenbrock", 3: "schaffer_f7", 4: "rastrigin", 5: "
 
 
 # -- official data -------------------------------------------------------------------------
-def data_dir() -> Path:
-    """The official CEC 2022 input files inside the installed opfunu package (not imported)."""
+def data_dir(year: int = 2022) -> Path:
+    """The official CEC `year` input files inside the installed opfunu package (not imported)."""
     spec = importlib.util.find_spec("opfunu")
     if spec is None or not spec.submodule_search_locations:
         raise ValueError(
-            "the CEC 2022 problems read the official data files shipped in the 'opfunu' package, "
+            f"the CEC {year} problems read the official data files shipped in the 'opfunu' package, "
             "which is not installed: pip install 'heuriscale[cec]' (or pip install opfunu)"
         )
-    folder = Path(list(spec.submodule_search_locations)[0]) / "cec_based" / "data_2022"
+    folder = Path(list(spec.submodule_search_locations)[0]) / "cec_based" / f"data_{year}"
     if not folder.is_dir():
-        raise ValueError(f"the installed opfunu has no CEC 2022 data folder at {folder}: install opfunu >= 1.0")
+        raise ValueError(f"the installed opfunu has no CEC {year} data folder at {folder}: install opfunu >= 1.0")
     return folder
 
 
@@ -235,16 +235,25 @@ class CEC2022(Problem):
 
     def _composition(self, x: Tensor) -> Tensor:
         components, deltas, biases = COMPOSITION[self.function]
-        fits, weights = [], []
-        for k, ((name, rotated, scale), delta, bias) in enumerate(zip(components, deltas, biases)):
+        fits = []
+        for k, ((name, rotated, scale), bias) in enumerate(zip(components, biases)):
             fn, rate = BASIC[name]
             fits.append(scale * fn(self._shift_rotate(x, k, rate, rotated)[0]) + bias)
-            d2 = ((x - self.shifts[k]) ** 2).sum(-1)
-            w = torch.exp(-d2 / 2.0 / self.dim / delta**2) / d2.sqrt()
-            weights.append(torch.where(d2 == 0, _big(x.dtype, len(components)), w))
-        fit, w = torch.stack(fits, -1), torch.stack(weights, -1)
-        w = torch.where((w == 0).all(-1, keepdim=True), 1.0, w)
-        return (w / w.sum(-1, keepdim=True) * fit).sum(-1)
+        return compose(x, self.shifts, fits, deltas)
+
+
+def compose(x: Tensor, shifts: Tensor, fits: list[Tensor], deltas: list[float]) -> Tensor:
+    """The C code's cf_cal: the components' values weighted by closeness to each one's optimum
+    o_k, w_k = exp(-|x - o_k|^2 / (2 D delta_k^2)) / |x - o_k| (INF at o_k), normalised; where
+    every weight underflows to 0, all weigh the same."""
+    weights = []
+    for k, delta in enumerate(deltas):
+        d2 = ((x - shifts[k]) ** 2).sum(-1)
+        w = torch.exp(-d2 / 2.0 / x.shape[-1] / delta**2) / d2.sqrt()
+        weights.append(torch.where(d2 == 0, _big(x.dtype, len(deltas)), w))
+    fit, w = torch.stack(fits, -1), torch.stack(weights, -1)
+    w = torch.where((w == 0).all(-1, keepdim=True), 1.0, w)
+    return (w / w.sum(-1, keepdim=True) * fit).sum(-1)
 
 
 def _big(dtype: torch.dtype, k: int) -> float:

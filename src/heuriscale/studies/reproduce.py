@@ -20,7 +20,8 @@ import torch
 from ..engine.device import device_name, resolve_device
 from .papers import PAPERS, Experiment, Paper
 from .store import ResultStore, StoreError
-from .study import RunConfig, aggregate, run_configs
+from .sharded import run_study, study_group
+from .study import RunConfig, aggregate
 
 SCALES = ("quick", "paper")
 
@@ -63,20 +64,29 @@ def configs_for(exp: Experiment, scale: str, devices: list[str]) -> list[tuple[d
     return out
 
 
-def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, progress=None) -> Path:
-    """Run (or resume) every experiment of `paper`, then write its report; returns report.md."""
+def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, progress=None,
+                    timeout: float | None = None) -> Path | None:
+    """Run (or resume) every experiment of `paper`, then write its report; returns report.md.
+
+    Under torchrun the runs are shared out over the ranks (see `sharded`); rank 0 alone
+    writes the store and the report, and the other ranks return None."""
     from ..viz import figures
 
     folder = out / paper.key
-    (folder / "figures").mkdir(parents=True, exist_ok=True)
-    store = ResultStore(store_path(paper, out))
+    group = study_group(devices, timeout)
+    pairs = {exp.name: configs_for(exp, scale, devices) for exp in paper.experiments}
     study = study_name(paper, scale)
+    lead = group is None or group.lead
+    if lead:
+        (folder / "figures").mkdir(parents=True, exist_ok=True)
+    store = ResultStore(store_path(paper, out)) if lead else None
     sections, csv_rows = [], []
     try:
+        run_study(study, [c for exp_pairs in pairs.values() for _, c in exp_pairs], store, group, progress)
+        if not lead:
+            return None
         for exp in paper.experiments:
-            pairs = configs_for(exp, scale, devices)
-            run_configs(study, [c for _, c in pairs], store, on_progress=progress)
-            results = [(row, config, aggregate(store, study, config)) for row, config in pairs]
+            results = [(row, config, aggregate(store, study, config)) for row, config in pairs[exp.name]]
             for _, config, agg in results:
                 for run in agg["runs"]:
                     csv_rows.append({"experiment": exp.name, **config.tags, "device": config.device,
@@ -87,7 +97,8 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
             figs = figures.for_experiment(exp, results, folder / "figures")
             sections.append((exp, title, header, body, figs))
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     _write_csv(folder / "results.csv", csv_rows)
     return _write_reports(paper, scale, devices, folder, sections)
 

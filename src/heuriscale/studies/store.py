@@ -102,7 +102,9 @@ class ResultStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._lock_fd = _lock(self.path)
                 with self._errors():
-                    self.db = sqlite3.connect(self.path, timeout=timeout)
+                    # One writer, but possibly on another thread than the opener: a sharded
+                    # study's lead rank commits from its writer thread (never two at once).
+                    self.db = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
             self._open()
         except BaseException:
             self.close()

@@ -72,8 +72,9 @@ def _on_host(problem: problems.Problem) -> problems.Problem:
 def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
     """Run the given repeats of a configuration; one row per run."""
     problem, algo = build(config)
+    # islands=False: under torchrun a study shares out whole runs, never splits one over ranks
     kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile,
-              engine=engine_for(config, problem, algo))
+              engine=engine_for(config, problem, algo), islands=False)
     if config.timing == "batched" and not config.snapshots:
         result = minimize(problem, algo, runs=len(repeats), seed=config.seed(repeats[0]), **kw)
         return [_row(result, r, repeat, config.seed(repeats[0]), batched=True) for r, repeat in enumerate(repeats)]
@@ -91,7 +92,8 @@ def engine_for(config: RunConfig, problem, algo) -> str:
     """On CUDA: the fused kernels where they exist (compiled once per process), else graph
     replay of the uncompiled step (capture takes milliseconds, while compiling again for
     every run of a grid would take seconds each); eager for short or profiled runs."""
-    if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256:
+    if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256 \
+            or problem.stochastic:
         return "eager"
     return "fused" if why_not_fused(algo, problem, torch.device(config.device)) is None else "graph"
 
@@ -99,7 +101,7 @@ def engine_for(config: RunConfig, problem, algo) -> str:
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:
     engine = "graph" if config.device.startswith("cuda") else "eager"
     runner = Runner(problem, algo.with_horizon(config.iters), runs=1, device=config.device, dtype=config.dtype,
-                    seed=seed, engine=engine)
+                    seed=seed, engine=engine, islands=False)
     shots = {}
     for it in sorted(set(config.snapshots) | {config.iters}):
         runner.step(min(it, config.iters) - runner.iteration)

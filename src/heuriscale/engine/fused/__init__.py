@@ -37,6 +37,8 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
         return "fused kernels need Triton (installed with CUDA builds of torch); use engine='compiled'"
     if problem.host_bound:
         return f"problem {problem.name!r} is evaluated on the host; use engine='eager'"
+    if problem.stochastic:
+        return f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'"
     module, _ = kernels
     if problem.dim > module.MAX_DIM:
         return f"fused {algorithm.name} keeps a row in registers, up to dim={module.MAX_DIM}; use engine='compiled'"

@@ -1,0 +1,381 @@
+"""`heuriscale compare`: a benchmarking campaign of several algorithms over a suite, stored in
+the resumable results store and written up by `campaign_report`.
+
+    compare(["pso", "apo", "fep"], "cec2022", dims=[10, 20], runs=30, params={"apo": {"pf_max": 0.2}})
+
+- **Runs.** One `RunConfig` per (algorithm, function, dimension) whose `runs` repeats advance
+  together (one unit of the study). Each algorithm runs at its library defaults, or its
+  `presets[algo]`, then `params[algo]`, with `pops[algo]` as its population. Its iterations
+  come from the budget: (budget - evaluations of the initial population) // evaluations per
+  iteration, so no run exceeds the suite's budget (`evals` replaces the suite's budgets).
+- **Resumable, sharded.** The study goes through `sharded.run_study`, like `reproduce`:
+  finished configurations are skipped, an interrupted campaign resumes where it stopped, and
+  under torchrun the units are shared over the ranks (rank 0 alone writes store and report).
+  A configuration's key holds everything that changes its numbers (algorithm settings,
+  function, dimension, iterations, runs, device, dtype, the campaign's seed), so a campaign
+  that adds an algorithm to a finished one computes only the new algorithm's runs.
+- **Errors.** error = best f - f* with the suite's rule below 1e-8 (see `suites`). The curve
+  of a run holds the error at each recording point: after the last whole iteration that fits
+  in `floor(fraction x budget)` evaluations (populations are evaluated whole), read from the
+  run's stored best-so-far history. The history keeps every iteration of a run of up to
+  1,999 iterations (so CEC 2022 at D = 10 with a population of 100 is exact), every 2nd, 4th,
+  ... of longer ones (`engine.runner.HISTORY_SIZE`); a point that falls between two kept
+  iterations reads the earlier one, a pessimistic value (at D = 20, 9,999 iterations: up to
+  7 iterations early), and a point before the first population is complete reads that
+  population's best. `campaign.json` counts such points. The last point is the final error.
+- **dtype.** float32 on CUDA by default (much faster), float64 on the CPU; recorded in the
+  report. In float32 a best value, and with it the error, is resolved to about 1e-7 f*
+  (2e-4 at CEC 2022's f* = 2700): errors near 0 are compared in float64.
+- **Recording points in one report.** CEC 2022's points depend on D (D^(k/5 - 3)); the report
+  takes one list, so a campaign over several dimensions records every run at the union of
+  the points of its dimensions (each dimension's official 16 are among them).
+- **Deterministic report.** Everything in report.md, tables.tex, runs.csv and campaign.json
+  comes from the plan and the stored rows: the header's wall time is the campaign's compute
+  time, the sum of the stored runs' wall times (a batch of runs advanced together counts
+  once: each run carries its share); this invocation's wall clock is printed by the command
+  line, not written. Rerunning a finished campaign computes nothing and rewrites the same
+  bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .. import __version__, algorithms, problems
+from .campaign_report import FORMATS, write_report
+from .sharded import run_study, study_group
+from .store import ResultStore, StoreError
+from .study import RunConfig
+from .suites import Suite, get_suite
+
+__all__ = ["compare", "plan", "Campaign", "stored_runs", "DTYPES"]
+
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A campaign resolved and checked: what runs, where its results go, how it is named."""
+
+    suite: Suite
+    algorithms: tuple[str, ...]
+    reference: str
+    functions: tuple[str, ...]
+    cells: tuple[tuple[str, int], ...]  # (function, dim)
+    runs: int
+    evals: int | None
+    device: str
+    dtype: str
+    seed: int
+    alpha: float
+    settings: Mapping[str, dict]  # algorithm -> {"preset": ..., "params": {...}} as given
+    configs: tuple[tuple[tuple[str, str, int], RunConfig], ...]  # ((algorithm, function, dim), config)
+    out: Path
+    command: str
+
+    @property
+    def study(self) -> str:
+        return f"compare-{self.suite.name}"
+
+    @property
+    def store_path(self) -> Path:
+        return self.out / "results.sqlite"
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(sorted({d for _, d in self.cells}))
+
+    def budget(self, function: str, dim: int) -> int:
+        return self.evals if self.evals is not None else self.suite.budget(function, dim)
+
+    def fractions(self) -> list[float]:
+        """Every dimension's recording points, merged (the report's one list)."""
+        return sorted({x for d in self.dims for x in self.suite.fractions(d)})
+
+    def total_runs(self) -> int:
+        return len(self.configs) * self.runs
+
+
+def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: Sequence[int] | None = None, *,
+         runs: int | None = None, evals: int | None = None, params: Mapping[str, Mapping] | None = None,
+         presets: Mapping[str, str] | None = None, pops: Mapping[str, int] | None = None, reference: str | None = None,
+         device: str = "auto", dtype: str | None = None, seed: int = 0, out: str | Path | None = None,
+         functions: Sequence[str] | None = None, alpha: float = 0.05) -> Campaign:
+    """Check a campaign's settings and build its configurations (no run starts): every bad
+    input is a one-line ValueError naming the choices. See `compare` for the arguments."""
+    suite = get_suite(suite)
+    algos = _names(algorithms)
+    if not algos:
+        raise ValueError(f"give at least one algorithm; known algorithms: {', '.join(_registry.algorithm_names())}")
+    for a in algos:
+        _registry.algorithm_class(a)  # unknown: "unknown algorithm ... known algorithms: ..."
+    if len(set(algos)) != len(algos):
+        raise ValueError(f"algorithm {next(a for a in algos if algos.count(a) > 1)!r} is listed twice")
+    params, presets, pops = dict(params or {}), dict(presets or {}), dict(pops or {})
+    for what, given in (("parameters", params), ("a preset", presets), ("a population size", pops)):
+        for a in given:
+            if a not in algos:
+                raise ValueError(f"{what} given for algorithm {a!r}, which is not in the campaign; its algorithms: "
+                                 f"{', '.join(algos)}")
+    reference = algos[0] if reference is None else reference
+    if reference not in algos:
+        raise ValueError(f"reference algorithm {reference!r} is not in the campaign; choose one of: {', '.join(algos)}")
+    chosen = suite.resolve(None if functions is None else _names(functions))
+    cells = suite.cells(chosen, None if dims is None else [_count("dimension", d) for d in _names(dims)])
+    runs = suite.runs if runs is None else _count("runs", runs)
+    evals = None if evals is None else _count("evals", evals)
+    device = _device(device)
+    dtype = ("float32" if device.startswith("cuda") else "float64") if dtype is None else dtype
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose float32 or float64")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a significance level in (0, 1), got {alpha!r}")
+
+    settings, built = {}, {}
+    for a in algos:
+        algo_params = dict(params.get(a, {}))
+        if a in pops:
+            algo_params["pop_size"] = _count(f"the population of {a}", pops[a])
+        built[a] = _registry.get_algorithm(a, preset=presets.get(a), **algo_params)  # unknown keys / presets fail here
+        settings[a] = {"preset": presets.get(a), "params": algo_params}
+    configs = []
+    for function, dim in cells:
+        budget = evals if evals is not None else suite.budget(function, dim)
+        for a in algos:
+            algo = built[a]
+            iters = (budget - algo.evals_per_init()) // algo.evals_per_step()
+            if iters < 1:
+                raise ValueError(f"a budget of {budget:,} evaluations leaves {a} no iteration after its initial "
+                                 f"population ({algo.evals_per_init()} evaluations, then {algo.evals_per_step()} per "
+                                 f"iteration) on {suite.label(function)} at D = {dim}: raise --evals or lower --pop")
+            config = RunConfig(algorithm=a, problem=function, iters=iters, runs=runs, dim=dim,
+                               algorithm_params=settings[a]["params"], preset=settings[a]["preset"], device=device,
+                               dtype=dtype, timing="batched",
+                               tags={"suite": suite.name, "function": suite.label(function), "seed": seed})
+            configs.append(((a, function, dim), config))
+    out = Path("campaigns") / suite.name if out is None else Path(out)
+    campaign = Campaign(suite, tuple(algos), reference, chosen, tuple(cells), runs, evals, device, dtype, seed,
+                        float(alpha), settings, tuple(configs), out, "")
+    return dataclasses.replace(campaign, command=_command(campaign, functions is not None))
+
+
+def compare(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: Sequence[int] | None = None, *,
+            runs: int | None = None, evals: int | None = None, params: Mapping[str, Mapping] | None = None,
+            presets: Mapping[str, str] | None = None, pops: Mapping[str, int] | None = None,
+            reference: str | None = None, device: str = "auto", dtype: str | None = None, seed: int = 0,
+            out: str | Path | None = None, functions: Sequence[str] | None = None, alpha: float = 0.05,
+            progress: Callable[[RunConfig, int], None] | None = None, timeout: float | None = None,
+            formats: Sequence[str] = FORMATS) -> dict[str, Path] | None:
+    """Run (or resume) a benchmarking campaign and write its report; returns the written files
+    ({"md", "html", "tex", "csv", "json", "store", figure stems: path}).
+
+    `algorithms`: names (a list or "pso,apo"); `suite`: "cec2022", "cec2017", "classic" or a
+    `Suite` (`Suite.custom(...)`); `dims`: dimensions (default: the suite's); `runs`: per
+    algorithm, function and dimension (default: the suite's official count: 30, 51, 50);
+    `evals`: one budget for every run instead of the suite's; `params` / `presets` / `pops`:
+    per algorithm; `reference`: the algorithm the others are tested against (default: the
+    first); `device`: "auto", "cpu", "cuda"; `dtype`: default float32 on CUDA, float64 on the
+    CPU (recorded in the report); `seed`: the campaign's base seed (every configuration
+    derives its own); `out`: folder of the store and the report (default campaigns/<suite>);
+    `functions`: a subset of the suite; `alpha`: significance level of the tests; `progress`:
+    called with (config, runs) as runs are committed; `timeout`: under torchrun, seconds
+    before a silent rank fails the job.
+
+    Under torchrun the ranks share the runs; rank 0 writes store and report, the others
+    return None.
+    """
+    campaign = plan(algorithms, suite, dims, runs=runs, evals=evals, params=params, presets=presets, pops=pops,
+                    reference=reference, device=device, dtype=dtype, seed=seed, out=out, functions=functions,
+                    alpha=alpha)
+    return run_campaign(campaign, progress=progress, timeout=timeout, formats=formats)
+
+
+def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None,
+                 formats: Sequence[str] = FORMATS) -> dict[str, Path] | None:
+    """Run (or resume) a planned campaign, then write its report (rank 0 only)."""
+    group = study_group([campaign.device], timeout)
+    lead = group is None or group.lead
+    store = ResultStore(campaign.store_path) if lead else None
+    try:
+        run_study(campaign.study, [c for _, c in campaign.configs], store, group, progress)
+        if not lead:
+            return None
+        rows = {config.key(): store.runs(campaign.study, config.key()) for _, config in campaign.configs}
+    finally:
+        if store is not None:
+            store.close()
+    runs, notes = report_runs(campaign, rows)
+    meta = report_meta(campaign, rows, runs)
+    written = write_report(runs, meta, campaign.out, formats)
+    written["json"] = _write_json(campaign, meta, notes)
+    written["store"] = campaign.store_path
+    return written
+
+
+def stored_runs(campaign: Campaign) -> tuple[int, int, Path]:
+    """(runs of the campaign in its store, runs it has in all, the store's path), read without
+    the writer's lock; a store that is missing or unreadable counts as empty."""
+    stored = 0
+    if campaign.store_path.is_file():
+        try:
+            with ResultStore(campaign.store_path, readonly=True) as store:
+                for _, config in campaign.configs:
+                    stored += len(store.finished(campaign.study, config.key()) & set(range(config.runs)))
+        except StoreError:
+            pass
+    return stored, campaign.total_runs(), campaign.store_path
+
+
+# -- from stored rows to the report's runs ------------------------------------------------------
+def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[list[dict], dict]:
+    """The report's runs (see `campaign_report.write_report`) from the stored rows, and what the
+    conversion had to approximate."""
+    suite, fractions = campaign.suite, campaign.fractions()
+    runs, rough, optima = [], [0, 0], {}
+    for (algo, function, dim), config in campaign.configs:
+        if (function, dim) not in optima:
+            optima[function, dim] = problems.get_problem(function, dim=dim).optimum_f
+        optimum = optima[function, dim]
+        built = _registry.get_algorithm(algo, preset=config.preset, **config.algorithm_params)
+        init, step = built.evals_per_init(), built.evals_per_step()
+        budget = campaign.budget(function, dim)
+        for row in rows[config.key()]:
+            curve, early, earlier = _curve(row, config.iters, fractions, budget, init, step)
+            rough[0] += early
+            rough[1] += earlier
+            runs.append({"algorithm": algo, "function": suite.label(function), "dim": dim, "repeat": row["repeat"],
+                         "seed": row["seed"], "error": suite.error(row["best_f"], optimum),
+                         "curve": [suite.error(v, optimum) for v in curve], "evals": row["evals"],
+                         "wall_s": row["wall_time"] / max(1, int(row["extra"].get("batched_runs", 1)))})
+    return runs, {"curve_points": {"before_the_first_population": rough[0], "read_from_an_earlier_iteration": rough[1],
+                                   "in_all": len(runs) * len(fractions)},
+                  "optima": {f"{suite.label(f)} D={d}": v for (f, d), v in optima.items()}}
+
+
+def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, init: int,
+           step: int) -> tuple[list, int, int]:
+    """Best-so-far after the last whole iteration within floor(x * budget) evaluations, per x;
+    and how many of these points came before the first population was complete (they read its
+    best) or from an earlier iteration than that (the history kept every 2nd, 4th, ... only)."""
+    its, values = row["history"]["iter"], row["history"]["f"]
+    curve, early, earlier = [], 0, 0
+    for x in fractions:
+        e = math.floor(x * budget + 1e-9)
+        t = 0 if e < init else min(iters, (e - init) // step)
+        if t >= iters:
+            curve.append(row["best_f"])
+            continue
+        i = bisect.bisect_right(its, t) - 1
+        curve.append(values[max(i, 0)])
+        early += e < init
+        earlier += e >= init and (i < 0 or its[i] != t)
+    return curve, early, earlier
+
+
+def report_meta(campaign: Campaign, rows: Mapping[str, list[dict]], runs: list[dict]) -> dict:
+    """The report's header, from the plan and the stored rows only (so reruns write the same bytes)."""
+    import scipy
+
+    stored = [r for rs in rows.values() for r in rs]
+    budgets = {}
+    for d in campaign.dims:
+        values = {campaign.budget(f, dd) for f, dd in campaign.cells if dd == d}
+        budgets[d] = values.pop() if len(values) == 1 else None  # classic: a budget per function (campaign.json)
+    names = sorted({r["device_name"] for r in stored})
+    ids = sorted({r["device"] for r in stored})
+    engines = sorted({str(r["extra"].get("engine")) for r in stored if r["extra"].get("engine")})
+    kinds = sorted({i.split(":")[0] for i in ids}) or [campaign.device.split(":")[0]]
+    device = (f"{', '.join(kinds)} ({', '.join(names) or 'nothing run'}"
+              f"{f'; {len(ids)} devices' if len(ids) > 1 else ''}), {campaign.dtype}"
+              f"{'; engine ' + ', '.join(engines) if engines else ''}")
+    torch_versions = sorted({str(r["extra"]["torch"]) for r in stored if r["extra"].get("torch")})
+    versions = {"heuriscale": __version__, "torch": ", ".join(torch_versions) or torch.__version__,
+                "scipy": scipy.__version__}
+    parameters = {}
+    for a in campaign.algorithms:
+        s = campaign.settings[a]
+        full = _registry.get_algorithm(a, preset=s["preset"], **s["params"]).params()
+        shown = {k: v for k, v in full.items() if not (k == "max_iters" and v is None)}
+        parameters[a] = ({"preset": s["preset"]} if s["preset"] else {}) | shown
+    return {"suite": campaign.suite.name, "fractions": campaign.fractions(), "budgets": budgets,
+            "reference": campaign.reference, "alpha": campaign.alpha, "device": device, "versions": versions,
+            "seeds": (f"campaign seed {campaign.seed}; each configuration and batch of runs derives its own "
+                      "(RunConfig.seed), listed per run in runs.csv"),
+            "wall_s": round(sum(r["wall_s"] for r in runs), 6), "command": campaign.command, "parameters": parameters}
+
+
+def _write_json(campaign: Campaign, meta: dict, notes: dict) -> Path:
+    suite = campaign.suite
+    cells = [{"function": suite.label(f), "dim": d, "budget": campaign.budget(f, d)} for f, d in campaign.cells]
+    doc = {"meta": meta, "suite": {"name": suite.name, "source": suite.source, "official_runs": suite.runs,
+                                   "errors_below": suite.threshold, "recorded_as": suite.below,
+                                   "recording_fractions": {d: list(suite.fractions(d)) for d in campaign.dims}},
+           "study": campaign.study, "store": campaign.store_path.name, "cells": cells,
+           "wall_s": "the campaign's compute time: the sum of its stored runs' wall times", **notes}
+    path = campaign.out / "campaign.json"
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+_registry = algorithms  # the module, under a name the `algorithms` argument does not shadow
+
+
+def _names(value) -> list:
+    """A list from a list or a comma-separated string ("pso,apo" or "10,20")."""
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, int):
+        return [value]
+    return list(value)
+
+
+def _count(what: str, value) -> int:
+    try:
+        n = int(value)
+        ok = not isinstance(value, bool) and float(value) == n and n >= 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{what} must be a whole number >= 1, got {value!r}")
+    return n
+
+
+def _device(device: str) -> str:
+    from ..engine.device import resolve_device
+
+    resolved = resolve_device(device)  # a clear error for a device that is not there
+    name = str(device).strip().lower()
+    return resolved.type if name == "auto" else name
+
+
+def _command(c: Campaign, subset: bool) -> str:
+    """The campaign as one canonical command line (the same from Python and from the CLI)."""
+    parts = ["heuriscale compare", f"--suite {c.suite.name}", f"--algorithms {','.join(c.algorithms)}",
+             f"--dims {','.join(map(str, c.dims))}", f"--runs {c.runs}"]
+    if c.evals is not None:
+        parts.append(f"--evals {c.evals}")
+    if subset:
+        parts.append(f"--functions {','.join(c.suite.label(f) for f in c.functions)}")
+    for a in c.algorithms:
+        s = c.settings[a]
+        if s["preset"]:
+            parts.append(f"--preset {a}={s['preset']}")
+        for k, v in s["params"].items():
+            parts.append(f"--pop {a}={v}" if k == "pop_size" else f"-p {a}.{k}={v!r}")
+    parts += [f"--reference {c.reference}", f"--device {c.device}", f"--dtype {c.dtype}", f"--seed {c.seed}"]
+    if c.alpha != 0.05:
+        parts.append(f"--alpha {c.alpha:g}")
+    if c.suite.source == "custom":
+        parts[0] = "compare() in Python, custom suite:"
+    return " ".join(parts)

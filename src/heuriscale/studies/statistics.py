@@ -1,0 +1,165 @@
+"""Statistics of a benchmarking campaign: summaries, pairwise rank-sum tests, Holm, Friedman + Nemenyi.
+
+Every test is scipy's; this module only decides the conventions a campaign report needs and writes
+them down once:
+
+- Lower error is better. A run whose error is NaN or inf failed: it counts as worse than every
+  number (NaN -> +inf before any ranking), and it is counted, never silently dropped.
+- Pairwise: two-sided Wilcoxon rank-sum = Mann-Whitney U (`scipy.stats.mannwhitneyu`,
+  method 'auto'): exact for small samples without ties (n <= 8, the usual 5-run cells), normal
+  approximation with tie and continuity correction otherwise. Chosen over `ranksums`, which has
+  neither tie nor continuity correction, because errors tie often (runs that all reach 0).
+- Multiplicity: Holm step-down over a family = the functions of one dimension for one algorithm
+  against the reference (what one '+/=/-' row of the report summarises).
+- Many algorithms over many functions: Friedman on per-function mean errors, then the Nemenyi
+  critical difference (Demsar 2006), which the CD diagram draws.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["summary", "rank_sum", "holm", "versus_reference", "friedman", "critical_difference", "as_errors", "natural_key"]
+
+
+def as_errors(values) -> np.ndarray:
+    """Float array with NaN (a failed run) replaced by +inf, so that it ranks worst."""
+    a = np.asarray(values, dtype=float).ravel()
+    return np.where(np.isnan(a), np.inf, a)
+
+
+def summary(errors) -> dict:
+    """n, failed (runs with NaN/inf error), mean and std (sample, ddof=1) of the finite errors,
+    best, median and worst of all runs (a failed run is +inf there).
+
+    mean/std are None when no finite run is left (std also with a single one); report them beside
+    `failed` so a mean over fewer runs is never mistaken for a mean over all."""
+    a = as_errors(errors)
+    finite = a[np.isfinite(a)]
+    return {
+        "n": int(a.size),
+        "failed": int(a.size - finite.size),
+        "mean": float(finite.mean()) if finite.size else None,
+        "std": float(finite.std(ddof=1)) if finite.size > 1 else None,
+        "best": float(a.min()) if a.size else None,
+        "median": float(np.median(a)) if a.size else None,
+        "worst": float(a.max()) if a.size else None,
+    }
+
+
+def rank_sum(a, b) -> dict:
+    """Two-sided Wilcoxon rank-sum test of samples a and b: {"p", "u", "lower"}.
+
+    `u` is scipy's U of `a`; "lower" says which sample tends to the lower values ("a", "b" or
+    None when U sits exactly at its null mean n_a n_b / 2). Samples with no spread between them
+    (identical, or all one constant) give p = 1 rather than NaN; so does an empty sample."""
+    a, b = as_errors(a), as_errors(b)
+    if a.size == 0 or b.size == 0:
+        return {"p": 1.0, "u": 0.0, "lower": None}
+    both = np.concatenate([a, b])
+    if np.all(both == both[0]):  # zero variance of the pooled ranks: the normal approximation divides by 0
+        return {"p": 1.0, "u": a.size * b.size / 2, "lower": None}
+    res = stats.mannwhitneyu(a, b, alternative="two-sided", method="auto")
+    p = float(res.pvalue)
+    u, mid = float(res.statistic), a.size * b.size / 2
+    return {"p": min(1.0, p) if math.isfinite(p) else 1.0, "u": u, "lower": "a" if u < mid else "b" if u > mid else None}
+
+
+def holm(pvalues) -> list[float]:
+    """Holm (1979) step-down adjusted p-values, in the input order.
+
+    Sorted ascending, p_(i) becomes max_{j <= i} min(1, (m - j + 1) p_(j)): monotone in the raw
+    order and capped at 1; reject where adjusted p < alpha controls the family-wise error."""
+    p = np.asarray(pvalues, dtype=float)
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (len(p) - np.arange(len(p))) * p[order])
+    out = np.empty_like(p)
+    out[order] = np.maximum.accumulate(scaled)
+    return out.tolist()
+
+
+def versus_reference(runs, reference: str, alpha: float = 0.05) -> dict:
+    """Every other algorithm against `reference`, per dimension and function.
+
+    Returns {dim: {algorithm: {"functions": {function: {"p", "p_holm", "sign"}}, "counts": {"+", "=", "-"}}}}.
+    sign '+': the algorithm has significantly lower error than the reference (Holm-adjusted
+    p < alpha), '-': significantly higher, '=': no significant difference. Holm's family is the
+    functions of one dimension for one algorithm. A function where either side has no run is
+    left out of the family, with p, p_holm and sign None, and not counted."""
+    cells: dict = {}
+    for r in runs:
+        cells.setdefault((r["dim"], r["function"], r["algorithm"]), []).append(r["error"])
+    out: dict = {}
+    for dim in sorted({d for d, _, _ in cells}):
+        functions = sorted({f for d, f, _ in cells if d == dim}, key=natural_key)
+        algorithms = sorted({a for d, _, a in cells if d == dim and a != reference})
+        out[dim] = {}
+        for algo in algorithms:
+            tested = {f: rank_sum(cells[dim, f, algo], cells[dim, f, reference]) for f in functions
+                      if (dim, f, algo) in cells and (dim, f, reference) in cells}
+            adjusted = dict(zip(tested, holm([t["p"] for t in tested.values()])))
+            rows, counts = {}, {"+": 0, "=": 0, "-": 0}
+            for f in functions:
+                if f not in tested:
+                    rows[f] = {"p": None, "p_holm": None, "sign": None}
+                    continue
+                lower = tested[f]["lower"] if adjusted[f] < alpha else None
+                sign = "+" if lower == "a" else "-" if lower == "b" else "="
+                counts[sign] += 1
+                rows[f] = {"p": tested[f]["p"], "p_holm": adjusted[f], "sign": sign}
+            out[dim][algo] = {"functions": rows, "counts": counts}
+    return out
+
+
+@lru_cache(maxsize=None)
+def _q_alpha(k: int, alpha: float) -> float:
+    return float(stats.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2))
+
+
+def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
+    """Nemenyi critical difference of mean ranks, q_alpha sqrt(k (k + 1) / (6 n)), with q_alpha the
+    studentized range quantile over sqrt 2 (Demsar 2006, Table 5); 0 when k < 2 or n < 1."""
+    if k < 2 or n < 1:
+        return 0.0
+    return _q_alpha(k, alpha) * math.sqrt(k * (k + 1) / (6 * n))
+
+
+def friedman(matrix, alpha: float = 0.05) -> dict:
+    """Friedman test of a (functions x algorithms) matrix of mean errors.
+
+    Returns {"ranks": mean rank per column (1 = lowest error, ties averaged), "statistic", "p",
+    "test", "n", "k", "cd"}. `test` names what gave p:
+      "friedman": scipy.stats.friedmanchisquare, when k >= 3 and n >= 2 and some row is not a tie;
+      "sign":     k = 2, n >= 2: the exact two-sided sign test over functions (scipy.stats.binomtest,
+                  ties dropped; statistic = functions where column 0 is lower, "untied" = functions
+                  tested). Friedman with two columns is this test; it stays scale-free, unlike a
+                  signed-rank test on the errors of differently scaled functions;
+      "none":     nothing to test (k < 2, n < 2, or every row a complete tie): statistic 0, p 1.
+    NaN entries count as the worst (+inf)."""
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"friedman expects a 2-D (functions x algorithms) matrix, got shape {m.shape}")
+    m = np.where(np.isnan(m), np.inf, m)
+    n, k = m.shape
+    ranks = np.vstack([stats.rankdata(row) for row in m]).mean(axis=0) if n else np.full(k, (k + 1) / 2)
+    out = {"ranks": ranks.tolist(), "statistic": 0.0, "p": 1.0, "test": "none", "n": n, "k": k,
+           "cd": critical_difference(k, n, alpha)}
+    untied = [row for row in m if not np.all(row == row[0])] if k else []
+    if n < 2 or k < 2 or not untied:
+        return out
+    if k == 2:
+        wins = sum(int(row[0] < row[1]) for row in untied)
+        res = stats.binomtest(wins, len(untied), 0.5)
+        return {**out, "statistic": float(wins), "untied": len(untied), "p": float(res.pvalue), "test": "sign"}
+    res = stats.friedmanchisquare(*m.T)  # ranks rows itself; +inf ties with +inf and ranks last
+    return {**out, "statistic": float(res.statistic), "p": float(res.pvalue), "test": "friedman"}
+
+
+def natural_key(name: str):
+    """Sort key putting 'cec2022-f2' before 'cec2022-f10'."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(name))]

@@ -1,0 +1,90 @@
+"""Jobs for tests/test_distributed.py, started by torchrun (or by hand with the rank env vars).
+
+    python -m torch.distributed.run --standalone --nproc-per-node=2 tests/jobs/dist_job.py study OUT
+    ... islands OUT.json [runs pop iters migrate_every algorithm]  (Rastrigin; fragile-sphere with $KILL_RANK)
+
+`study`: a small mixed study (batched and run-by-run configurations of unequal cost) into
+OUT/results.sqlite. With $KILL_RANK and $KILL_AFTER, that rank kills itself (SIGKILL) in the
+middle of its KILL_AFTER-th unit. `islands`: PSO on Rastrigin, the result of rank 0 as JSON.
+`disagree`: ranks start different run sets. `gpu`: asks every rank for a GPU.
+"""
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import torch
+
+import heuriscale as hs
+from heuriscale.problems import TorchFunction, register_problem
+from heuriscale.studies import ResultStore, RunConfig
+from heuriscale.studies.sharded import run_study, study_group
+
+_calls = {"evals": 0}
+
+
+def _fragile_sphere(dim: int) -> hs.Problem:
+    """Sphere that SIGKILLs its own process on rank $KILL_RANK during its $KILL_AFTER-th unit."""
+
+    def f(x):
+        if "KILL_RANK" in os.environ and os.environ.get("RANK", "0") == os.environ["KILL_RANK"]:
+            _calls["evals"] += 1
+            if _calls["evals"] == 20 * int(os.environ["KILL_AFTER"]):  # 20 evaluations: mid-unit
+                os.kill(os.getpid(), signal.SIGKILL)
+        return (x * x).sum(-1)
+
+    return TorchFunction(f, dim, -5.0, 5.0, name="fragile-sphere")
+
+
+register_problem("fragile-sphere", _fragile_sphere, "test only")
+
+
+def study_configs() -> list[RunConfig]:
+    configs = []
+    for algo, iters in (("pso", 60), ("fep", 30), ("apo", 20)):
+        for problem, dim in (("fragile-sphere", 4), ("rastrigin", 6)):
+            configs.append(RunConfig(algo, problem, iters=iters, runs=3, dim=dim, algorithm_params={"pop_size": 12}))
+    configs.append(RunConfig("prs", "fragile-sphere", iters=15, runs=3, dim=3, algorithm_params={"pop_size": 10},
+                             timing="each"))
+    return configs
+
+
+def study(out: str) -> None:
+    group = study_group(["cpu"])
+    lead = group is None or group.lead
+    store = ResultStore(Path(out) / "results.sqlite") if lead else None
+    try:
+        run_study("dist-test", study_configs(), store, group)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def islands(out: str, runs: int = 8, pop: int = 24, iters: int = 150, every: int = 10, algorithm: str = "pso") -> None:
+    algo = hs.get_algorithm(algorithm, pop_size=pop)
+    problem = "fragile-sphere" if "KILL_RANK" in os.environ else "rastrigin"
+    result = hs.minimize(problem, algo, dim=8, iters=iters, runs=runs, seed=11, device="cpu", migrate_every=every)
+    if os.environ.get("RANK", "0") == "0":
+        Path(out).write_text(json.dumps({"best_f": result.best_f.tolist(), "history_f": result.history_f.tolist(),
+                                         "evals": result.evals, "islands": result.extra.get("islands")}))
+    else:  # every rank returns the same global result
+        theirs = json.loads(Path(out).read_text()) if Path(out).exists() else None
+        assert theirs is None or theirs["best_f"] == result.best_f.tolist()
+
+
+def disagree() -> None:
+    dim = 4 + int(os.environ.get("RANK", "0"))
+    hs.minimize("sphere", "pso", dim=dim, iters=10, seed=0, device="cpu")
+
+
+def gpu() -> None:
+    study_group(["cuda"])
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    mode, args = sys.argv[1], sys.argv[2:]
+    {"study": study, "islands": lambda out, *rest: islands(out, *map(int, rest[:4]), *rest[4:]), "disagree": disagree,
+     "gpu": gpu}[mode](*args)

@@ -1,0 +1,137 @@
+"""The campaign report from a synthetic campaign: every file, bold on the true best, no NaN in a
+table, deterministic md/tex/csv, a self-contained html."""
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from heuriscale.studies.campaign_report import write_report
+
+ALGOS = ("PSO", "APO", "FEP")
+FRACTIONS = [0.01, 0.1, 0.5, 1.0]
+
+
+def campaign(dims=(10, 20), functions=3, repeats=5):
+    """3 algorithms x 3 functions x 2 dims x 5 runs. PSO is best on f1 and f3, APO on f2; FEP (the
+    reference) is worst everywhere; on f3 at D = 20 PSO and APO both reach 0."""
+    rng = np.random.default_rng(7)
+    scale = {"PSO": [1, 5, 1], "APO": [3, 1, 2], "FEP": [10, 10, 10]}
+    runs = []
+    for d in dims:
+        for f in range(functions):
+            for a in ALGOS:
+                for rep in range(repeats):
+                    final = 0.0 if (d == 20 and f == 2 and a != "FEP") else scale[a][f] * 10.0 ** f * (1 + 0.05 * rng.random())
+                    runs.append({"algorithm": a, "function": f"cec2022-f{f + 1}", "dim": d, "repeat": rep, "seed": rep,
+                                 "error": final, "curve": [final + 1e3 * (1 - x) for x in FRACTIONS], "evals": 1000 * d,
+                                 "wall_s": 0.25 * (rep + 1)})
+    meta = {"suite": "cec2022", "fractions": FRACTIONS, "budgets": {d: 1000 * d for d in dims}, "reference": "FEP",
+            "alpha": 0.05, "device": "cpu (test)", "versions": {"heuriscale": "test"}, "seeds": "0..4",
+            "wall_s": 12.5, "command": "heuriscale compare pso apo fep", "parameters": {a: {"pop_size": 20} for a in ALGOS}}
+    return runs, meta
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    runs, meta = campaign()
+    out = tmp_path_factory.mktemp("report")
+    return runs, meta, out, write_report(runs, meta, out)
+
+
+def _table(md: str, caption_start: str) -> list[list[str]]:
+    block = md.split(f"**{caption_start}", 1)[1].split("\n\n", 2)[1]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in block.splitlines()]
+
+
+def test_every_file_is_written(report):
+    _, _, out, written = report
+    for name in ("runs.csv", "report.md", "report.html", "tables.tex", "cd_D10.png", "cd_D20.png",
+                 "convergence_D10.png", "convergence_D20.png"):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+    assert written["md"] == out / "report.md" and written["cd_D10"] == out / "cd_D10.png"
+
+
+def test_runs_csv_has_every_run_and_the_curve_by_fraction(report):
+    runs, _, out, _ = report
+    rows = list(csv.DictReader((out / "runs.csv").open()))
+    assert len(rows) == len(runs) == 90
+    assert [k for k in rows[0] if k.startswith("curve@")] == ["curve@0.01", "curve@0.1", "curve@0.5", "curve@1"]
+
+
+def test_bold_lands_on_the_true_best(report):
+    _, _, out, _ = report
+    md = (out / "report.md").read_text()
+    d10 = md.split("## D = 10", 1)[1].split("## D = 20", 1)[0]
+    header, _, *body = _table(d10, "Mean ±")
+    bold = {row[0]: [header[j] for j, c in enumerate(row) if c.startswith("**")] for row in body}
+    assert bold == {"cec2022-f1": ["PSO"], "cec2022-f2": ["APO"], "cec2022-f3": ["PSO"]}
+    d20 = md.split("## D = 20", 1)[1]
+    header, _, *body = _table(d20, "Mean ±")
+    assert [header[j] for j, c in enumerate(body[2]) if c.startswith("**")] == ["APO", "PSO"]  # tied at 0: both bold
+    tex = (out / "tables.tex").read_text()
+    assert tex.count("\\textbf{") == 7 and "\\toprule" in tex and "\\bottomrule" in tex
+
+
+def test_wilcoxon_and_friedman_sections(report):
+    _, _, out, _ = report
+    md = (out / "report.md").read_text()
+    d10 = md.split("## D = 10", 1)[1].split("## D = 20", 1)[0]
+    header, _, *body = _table(d10, "Wilcoxon")
+    assert header == ["function", "APO vs FEP", "PSO vs FEP"]
+    assert body[-1] == ["+/=/-", "3/0/0", "3/0/0"] and all(c.startswith("+ (") for row in body[:-1] for c in row[1:])
+    header, _, *ranks = _table(d10, "Mean ranks")
+    assert ranks[-1][0] == "FEP" and ranks[-1][1] == "3.00"
+    assert "Friedman test over N = 3 functions" in d10 and "CD = 1.91" in d10
+
+
+def test_rewrite_is_byte_identical_and_independent_of_run_order(report, tmp_path, fast_figures):
+    runs, meta, out, _ = report
+    again = write_report(list(reversed(runs)), meta, tmp_path, formats=("md", "tex", "csv"))
+    for key, name in (("md", "report.md"), ("tex", "tables.tex"), ("csv", "runs.csv")):
+        assert again[key].read_bytes() == (out / name).read_bytes(), name
+
+
+def test_html_is_self_contained(report):
+    _, _, out, _ = report
+    page = (out / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 4
+    assert not re.search(r"https?://|<link|<script|url\(|href=", page)
+    assert all(src.startswith("data:") for src in re.findall(r'src="([^"]*)"', page))
+
+
+def test_failed_runs_are_shown_never_nan(tmp_path):
+    runs, meta = campaign(dims=(10,))
+    for r in runs:
+        if r["function"] == "cec2022-f1" and r["algorithm"] == "PSO" and r["repeat"] < 2:
+            r["error"] = math.nan
+            r["curve"] = [math.nan] * len(FRACTIONS)
+        if r["function"] == "cec2022-f2" and r["algorithm"] == "APO":
+            r["error"] = math.inf
+    runs = [r for r in runs if not (r["function"] == "cec2022-f3" and r["algorithm"] == "APO")]  # a missing cell
+    written = write_report(runs, meta, tmp_path)
+    md, tex = written["md"].read_text(), written["tex"].read_text()
+    for text in (md, tex):
+        assert not re.search(r"\bnan\b(?! runs)", text, re.IGNORECASE) and "NaN runs: 2" in text and "NaN runs: 5" in text
+    header, _, *body = _table(md, "Mean ±")
+    assert not body[0][header.index("PSO")].startswith("**")  # a cell with failed runs is never bold
+    assert body[2][header.index("APO")] == "—"
+    assert "1 function(s) left out" in md
+
+
+@pytest.mark.parametrize("algos, functions", [(("FEP",), 3), (("PSO", "FEP"), 3), (ALGOS, 1)])
+def test_degenerate_campaigns_report_without_nan(tmp_path, algos, functions, fast_figures):
+    runs, meta = campaign(dims=(10,), functions=functions)
+    runs = [r for r in runs if r["algorithm"] in algos]
+    written = write_report(runs, meta, tmp_path, formats=("md", "tex"))
+    md = written["md"].read_text()
+    assert not re.search(r"\bnan\b(?! runs)", md, re.IGNORECASE)
+    if len(algos) == 1:
+        assert "No algorithm other than the reference" in md and "cd_D10" not in written
+    elif len(algos) == 2:
+        assert "sign test over N = 3 functions" in md and "PSO lower on 3 of 3" in md
+    else:
+        assert "No Friedman test" in md and (tmp_path / "cd_D10.png").is_file()

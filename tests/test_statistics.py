@@ -1,0 +1,159 @@
+"""Campaign statistics: scipy's numbers on fixed samples, Holm by hand and against R, Demsar's constants,
+ties and zero variance, and signs that point the right way."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from heuriscale.studies.statistics import critical_difference, friedman, holm, rank_sum, summary, versus_reference
+from heuriscale.viz.campaign import cliques
+
+A = [1.2, 3.4, 0.5, 2.2, 4.1]
+B = [5.3, 6.1, 2.9, 7.7, 5.0]
+
+
+def test_summary_uses_sample_std_and_counts_failed_runs():
+    s = summary(A)
+    assert s["mean"] == pytest.approx(np.mean(A))
+    assert s["std"] == pytest.approx(np.std(A, ddof=1))
+    assert (s["best"], s["median"], s["worst"], s["n"], s["failed"]) == (0.5, 2.2, 4.1, 5, 0)
+    s = summary([1.0, math.nan, 3.0, math.inf])
+    assert (s["failed"], s["mean"], s["std"]) == (2, 2.0, pytest.approx(math.sqrt(2)))
+    assert (s["best"], s["worst"]) == (1.0, math.inf)
+    assert summary([2.0])["std"] is None
+    assert summary([math.nan])["mean"] is None
+
+
+def test_rank_sum_is_scipys_mann_whitney():
+    exact = stats.mannwhitneyu(A, B, alternative="two-sided", method="exact")
+    assert rank_sum(A, B)["p"] == pytest.approx(exact.pvalue)  # 5 runs, no ties: exact
+    tied = [0, 0, 0, 1e-3, 2e-3]
+    asym = stats.mannwhitneyu(tied, B, alternative="two-sided", method="asymptotic")
+    assert rank_sum(tied, B)["p"] == pytest.approx(asym.pvalue)  # ties: normal with tie correction
+    big_a, big_b = np.arange(12.0), np.arange(12.0) + 4.5
+    assert rank_sum(big_a, big_b)["p"] == pytest.approx(stats.mannwhitneyu(big_a, big_b).pvalue)
+
+
+def test_rank_sum_direction():
+    assert rank_sum(A, B)["lower"] == "a"
+    assert rank_sum(B, A)["lower"] == "b"
+    assert rank_sum(A, B)["p"] == pytest.approx(rank_sum(B, A)["p"])
+
+
+@pytest.mark.parametrize("a, b", [(A, A), ([3.0] * 5, [3.0] * 5), ([0.0] * 4, [0.0] * 6), ([math.nan] * 3, [math.inf] * 3),
+                                  ([], B), ([1.0], [1.0])])
+def test_rank_sum_without_difference_is_p_one(a, b):
+    r = rank_sum(a, b)
+    assert r["p"] == 1.0 and r["lower"] is None
+
+
+def test_rank_sum_nan_counts_as_worst():
+    r = rank_sum([math.nan] * 5, [1.0, 2.0, 3.0, 4.0, 5.0])
+    assert r["lower"] == "b" and r["p"] < 0.05
+
+
+def test_holm_by_hand():
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> running max 0.02, 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.01, 0.02, 0.03, 0.04, 0.05]) == pytest.approx([0.05, 0.08, 0.09, 0.09, 0.09])
+    assert holm([0.5, 0.6]) == [1.0, 1.0]  # capped
+    assert holm([0.3]) == [0.3]
+    assert holm([]) == []
+
+
+def test_holm_against_r_multtest():
+    """The R multtest values statsmodels tests its 'holm' against (statsmodels/stats/tests/test_multi.py)."""
+    raw = [0.838541367553, 0.642193923795, 0.680845947633, 0.967833824309, 0.71626938238, 0.177096952723,
+           5.23656777208e-05, 0.0202732688798, 0.00028140506198, 0.0149877310796]
+    expected = sorted([5.2365677720800005e-04, 2.5326455578199999e-03, 1.1990184863680001e-01, 1.4191288215860001e-01]
+                      + [1.0] * 6)
+    assert sorted(holm(raw)) == pytest.approx(expected, rel=1e-12)
+    raw3 = [0.001, 0.002, 0.003, 0.004, 0.005, 0.05, 0.06, 0.07, 0.08, 0.09]
+    assert holm(raw3) == pytest.approx([0.01, 0.018, 0.024, 0.028, 0.03, 0.25, 0.25, 0.25, 0.25, 0.25])
+
+
+def test_holm_is_monotone_in_the_raw_order():
+    p = np.random.default_rng(3).random(30) ** 3
+    adj = np.array(holm(p))
+    order = np.argsort(p)
+    assert np.all(np.diff(adj[order]) >= 0) and np.all(adj >= p) and np.all(adj <= 1)
+
+
+def _runs(errors: dict, dim=10):
+    return [{"algorithm": a, "function": f, "dim": dim, "repeat": i, "seed": i, "error": e}
+            for (a, f), es in errors.items() for i, e in enumerate(es)]
+
+
+def test_versus_reference_signs_counts_and_holm_family():
+    low, high = [1.0, 1.1, 1.2, 1.3, 1.4], [9.0, 9.1, 9.2, 9.3, 9.4]
+    errors = {("ref", "f1"): high, ("good", "f1"): low, ("bad", "f1"): high,
+              ("ref", "f2"): high, ("good", "f2"): low, ("bad", "f2"): [v + 10 for v in high],
+              ("ref", "f3"): low, ("good", "f3"): low, ("bad", "f3"): low}
+    res = versus_reference(_runs(errors) + _runs(errors, dim=20), "ref", 0.05)
+    assert set(res) == {10, 20} and set(res[10]) == {"good", "bad"}
+    good, bad = res[10]["good"], res[10]["bad"]
+    assert [good["functions"][f]["sign"] for f in ("f1", "f2", "f3")] == ["+", "+", "="]
+    assert [bad["functions"][f]["sign"] for f in ("f1", "f2", "f3")] == ["=", "-", "="]
+    assert good["counts"] == {"+": 2, "=": 1, "-": 0} and bad["counts"] == {"+": 0, "=": 2, "-": 1}
+    raw = [good["functions"][f]["p"] for f in ("f1", "f2", "f3")]
+    assert [good["functions"][f]["p_holm"] for f in ("f1", "f2", "f3")] == pytest.approx(holm(raw))
+
+
+def test_versus_reference_without_reference_runs_leaves_the_function_out():
+    res = versus_reference(_runs({("ref", "f1"): [1, 2, 3], ("x", "f1"): [4, 5, 6], ("x", "f2"): [1, 2, 3]}), "ref")
+    assert res[10]["x"]["functions"]["f2"] == {"p": None, "p_holm": None, "sign": None}
+    assert sum(res[10]["x"]["counts"].values()) == 1
+
+
+def test_friedman_is_scipys_and_ranks_lower_error_first():
+    m = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 3.0], [1.0, 3.0, 2.0], [1.0, 2.0, 2.0]])
+    res = friedman(m)
+    ref = stats.friedmanchisquare(*m.T)
+    assert res["test"] == "friedman"
+    assert res["statistic"] == pytest.approx(ref.statistic) and res["p"] == pytest.approx(ref.pvalue)
+    assert res["ranks"] == pytest.approx([1.25, 2.125, 2.625])  # the tie in the last row is averaged (2.5 each)
+    assert res["cd"] == pytest.approx(critical_difference(3, 4))
+
+
+def test_friedman_complete_ties_one_function_and_nan():
+    tie = friedman(np.ones((5, 4)))
+    assert (tie["p"], tie["statistic"], tie["test"]) == (1.0, 0.0, "none") and tie["ranks"] == [2.5] * 4
+    one = friedman(np.array([[1.0, 2.0, 3.0]]))
+    assert (one["p"], one["test"]) == (1.0, "none") and one["ranks"] == [1, 2, 3]
+    nan = friedman(np.array([[math.nan, 1.0, 2.0], [math.nan, 2.0, 1.0]]))
+    assert nan["ranks"][0] == 3.0 and math.isfinite(nan["p"])
+    empty = friedman(np.zeros((0, 3)))
+    assert empty["p"] == 1.0 and empty["ranks"] == [2.0] * 3 and empty["cd"] == 0.0
+
+
+def test_friedman_two_algorithms_is_the_sign_test():
+    m = np.array([[1.0, 2.0]] * 7 + [[2.0, 1.0]] + [[3.0, 3.0]])  # 7 wins, 1 loss, 1 tie
+    res = friedman(m)
+    assert res["test"] == "sign" and res["statistic"] == 7 and res["untied"] == 8
+    assert res["p"] == pytest.approx(stats.binomtest(7, 8).pvalue)
+    assert res["ranks"] == pytest.approx([(7 + 2 + 1.5) / 9, (14 + 1 + 1.5) / 9])
+
+
+# Demsar (2006), Table 5(a): q_0.05 for k = 2..10
+DEMSAR_Q05 = [1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164]
+
+
+@pytest.mark.parametrize("k, q", list(zip(range(2, 11), DEMSAR_Q05)))
+def test_critical_difference_constants(k, q):
+    n = 7
+    assert critical_difference(k, n) / math.sqrt(k * (k + 1) / (6 * n)) == pytest.approx(q, abs=1e-3)
+
+
+def test_critical_difference_demsar_example_and_degenerate():
+    assert critical_difference(4, 14) == pytest.approx(1.25, abs=5e-3)  # Demsar's worked example (4 classifiers, 14 sets)
+    assert critical_difference(1, 10) == 0.0 and critical_difference(3, 0) == 0.0
+
+
+def test_cliques_are_maximal_runs_below_cd():
+    assert cliques([1.0, 1.5, 2.0, 3.5, 3.8], 1.1) == [(0, 2), (3, 4)]
+    assert cliques([1.0, 1.5, 2.0, 3.5, 3.8], 1.0) == [(0, 1), (1, 2), (3, 4)]
+    assert cliques([1.0, 1.5, 2.2, 2.4], 1.0) == [(0, 1), (1, 3)]
+    assert cliques([1.0, 2.0], 1.0) == []  # a difference of exactly CD is significant
+    assert cliques([1.0, 1.0], 0.0) == []
