@@ -117,6 +117,7 @@ def test_islands_agree_and_converge_at_least_as_well(tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         got = json.loads(out.read_text())
         assert got["islands"]["world"] == world and got["evals"] == single.evals
+        assert got["pop_size"] == pop  # the run set's population, not the island's share
         best = torch.tensor(got["best_f"], dtype=torch.float64)
         history = torch.tensor(got["history_f"])  # agreed: non-increasing, ending at the agreed best
         assert (history[:, 1:] <= history[:, :-1]).all() and torch.equal(history[:, -1].double(), best)
@@ -137,6 +138,13 @@ def test_ranks_that_disagree_fail_together(tmp_path):
     done = torchrun(2, "disagree")
     assert done.returncode != 0
     assert done.stderr.count("DistributedError: ranks disagree on the run set") == 2
+
+
+def test_a_population_too_small_for_some_islands_fails_every_rank_alike():
+    done = torchrun(2, "uneven")
+    assert done.returncode != 0
+    assert done.stderr.count("ValueError: pso: pop_size=7 split over 2 islands leaves 3 individuals on the smallest") == 2
+    assert "stopped answering" not in done.stderr
 
 
 def test_a_rank_without_its_gpu_fails_every_rank(tmp_path):

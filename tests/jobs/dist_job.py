@@ -68,7 +68,8 @@ def islands(out: str, runs: int = 8, pop: int = 24, iters: int = 150, every: int
     result = hs.minimize(problem, algo, dim=8, iters=iters, runs=runs, seed=11, device="cpu", migrate_every=every)
     if os.environ.get("RANK", "0") == "0":
         Path(out).write_text(json.dumps({"best_f": result.best_f.tolist(), "history_f": result.history_f.tolist(),
-                                         "evals": result.evals, "islands": result.extra.get("islands")}))
+                                         "evals": result.evals, "islands": result.extra.get("islands"),
+                                         "pop_size": result.algorithm["pop_size"]}))
     else:  # every rank returns the same global result
         theirs = json.loads(Path(out).read_text()) if Path(out).exists() else None
         assert theirs is None or theirs["best_f"] == result.best_f.tolist()
@@ -79,6 +80,11 @@ def disagree() -> None:
     hs.minimize("sphere", "pso", dim=dim, iters=10, seed=0, device="cpu")
 
 
+def uneven() -> None:
+    """A population too small for the islands of some ranks only (7 over 2 ranks, 2 migrants)."""
+    hs.minimize("sphere", hs.get_algorithm("pso", pop_size=7), dim=4, iters=20, device="cpu", migrants=2)
+
+
 def gpu() -> None:
     study_group(["cuda"])
 
@@ -87,4 +93,4 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     mode, args = sys.argv[1], sys.argv[2:]
     {"study": study, "islands": lambda out, *rest: islands(out, *map(int, rest[:4]), *rest[4:]), "disagree": disagree,
-     "gpu": gpu}[mode](*args)
+     "gpu": gpu, "uneven": uneven}[mode](*args)

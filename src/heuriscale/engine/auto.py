@@ -100,7 +100,7 @@ def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device
     if device.type != "cuda" or problem.host_bound or problem.stochastic:
         return {"engine": "eager", "seconds": 0.0}
     engine = engine or fast_engine(algorithm, problem, device)
-    runner = Runner(problem, algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine)
+    runner = Runner(problem, algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine, islands=False)
     runner.step(runner.chunk)
     return {"engine": engine, "seconds": runner.setup_time}
 

@@ -83,7 +83,7 @@ class Group:
     def lead(self) -> bool:
         return self.rank == 0
 
-    def gather(self, value) -> list:
+    def gather(self, value, doing: str = "exchanging settings") -> list:
         """`value` of every rank, in rank order (a bounded wait)."""
         import torch.distributed as dist
 
@@ -91,10 +91,10 @@ class Group:
         try:
             dist.all_gather_object(out, value, group=self.objects)
         except RuntimeError as exc:
-            raise lost(self, "exchanging settings", exc) from None
+            raise lost(self, doing, exc) from None
         return out
 
-    def broadcast(self, value):
+    def broadcast(self, value, doing: str = "sharing rank 0's settings"):
         """Rank 0's `value` on every rank."""
         import torch.distributed as dist
 
@@ -102,7 +102,7 @@ class Group:
         try:
             dist.broadcast_object_list(box, src=0, group=self.objects)
         except RuntimeError as exc:
-            raise lost(self, "receiving rank 0's plan", exc) from None
+            raise lost(self, doing, exc) from None
         return box[0]
 
     def agree(self, what: str, value) -> None:
@@ -166,15 +166,18 @@ def join(device: str | torch.device = "auto", timeout: float | None = None) -> G
     return group
 
 
-def lost(group: Group, doing: str, exc: BaseException) -> DistributedError:
+#: What a study's ranks say when another is lost (islands say their own, see `islands.LOST`).
+STUDY_ADVICE = "finished work is kept: rerun the same command, with any number of ranks, to go on"
+
+
+def lost(group: Group, doing: str, exc: BaseException, advice: str = STUDY_ADVICE) -> DistributedError:
     """The error a surviving rank raises when a collective or the store fails or times out."""
     text = _first_line(exc)
     if any(word in text.lower() for word in ("timed out", "timeout", "connection", "closed", "reset", "peer")):
         what = f"another rank stopped answering while {doing} (waited up to {group.timeout:g} s; {text})"
     else:
         what = f"{doing} failed ({text})"
-    return DistributedError(f"rank {group.rank}: {what}; finished work is kept: rerun the same command, "
-                            "with any number of ranks, to go on")
+    return DistributedError(f"rank {group.rank}: {what}; {advice}")
 
 
 def _first_line(exc: BaseException) -> str:

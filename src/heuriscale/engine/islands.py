@@ -23,6 +23,9 @@ from .distributed import Group, lost
 from .rng import MAX_SEED
 
 
+#: What a rank says when another is lost mid-run: an island run keeps no partial result.
+LOST = "an island run keeps no partial result: rerun the command"
+
 #: torch >= 2.12 names it all_gather_single; older releases all_gather_into_tensor.
 _all_gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
@@ -43,14 +46,14 @@ class Islands:
 
     def __init__(self, group: Group, algorithm: Algorithm, seed: int, every: int, migrants: int) -> None:
         self.group, self.every, self.migrants = group, every, migrants
+        self.whole = algorithm  # what the run set is, as results report it
         total = algorithm.pop_size
         self.pop = share(total, group.world, group.rank)
-        if self.pop < max(algorithm.min_pop, 2 * migrants):
-            need = group.world * max(algorithm.min_pop, 2 * migrants)
-            raise ValueError(f"{algorithm.name}: pop_size={total} split over {group.world} islands leaves {self.pop} "
-                             f"individuals on rank {group.rank}; each island needs at least "
-                             f"{max(algorithm.min_pop, 2 * migrants)} (min population, and twice the migrants): "
-                             f"use pop_size >= {need} or fewer ranks")
+        smallest, need = total // group.world, max(algorithm.min_pop, 2 * migrants)
+        if smallest < need:  # the smallest share, so that every rank raises alike
+            raise ValueError(f"{algorithm.name}: pop_size={total} split over {group.world} islands leaves {smallest} "
+                             f"individuals on the smallest; each island needs at least {need} (min population, and "
+                             f"twice the migrants): use pop_size >= {group.world * need} or fewer ranks")
         self.algorithm = algorithm.with_population(self.pop)
         self.seed = island_seed(seed, group.rank)
         self.bytes_per_migration = 0
@@ -92,14 +95,14 @@ class Islands:
         try:
             _all_gather_single(out, tensor)
         except RuntimeError as exc:
-            raise lost(self.group, "exchanging migrants", exc) from None
+            raise lost(self.group, "exchanging migrants", exc, LOST) from None
         return out.view(self.group.world, *tensor.shape)
 
     def _all_reduce(self, tensor: torch.Tensor, op) -> torch.Tensor:
         try:
             dist.all_reduce(tensor, op=op)
         except RuntimeError as exc:
-            raise lost(self.group, "agreeing on the run set's progress", exc) from None
+            raise lost(self.group, "agreeing on the run set's progress", exc, LOST) from None
         return tensor
 
     # -- agreement ----------------------------------------------------------------------------
@@ -116,7 +119,7 @@ class Islands:
         try:
             dist.all_reduce(flags, op=dist.ReduceOp.MAX)  # on CUDA: queued, the host does not wait
         except RuntimeError as exc:
-            raise lost(self.group, "agreeing on the run set's progress", exc) from None
+            raise lost(self.group, "agreeing on the run set's progress", exc, LOST) from None
         previous, self._pending = self._pending, _HostCopy(flags)
         if previous is None:
             return False, 0.0, False

@@ -198,16 +198,24 @@ class Runner:
         migrants = _check_count("migrants", migrants, required=True)
         if islands is False or not distributed.launched():
             return None
+        if self.device.type == "cuda" and self.device.index != distributed.local_rank():
+            raise ValueError(f"under torchrun each rank steps its islands on its own GPU, cuda:LOCAL_RANK; "
+                             f"device={str(self.device)!r} names another: use device='cuda' or 'auto'")
         group = distributed.join(self.device)
-        every = every or self.chunk
-        if self.engine != "eager" and every % self.chunk:  # migrations fall on chunk boundaries
-            self.chunk = math.gcd(every, self.chunk)
-        self.seed = group.broadcast(self.seed)  # one seed for the run set (seed=None draws on each rank)
+        self.seed = group.broadcast(self.seed, "agreeing on the seed")  # seed=None draws on each rank
         group.agree("the run set (problem, algorithm, runs, dtype, seed, engine, migration)",
                     json.dumps([self.config(), every, migrants], sort_keys=True, default=str))
-        found = Islands(group, self.algorithm, self.seed, every, migrants)
+        found = Islands(group, self.algorithm, self.seed, every or self.chunk, migrants)
         self.algorithm = found.algorithm
+        self.islands = found
+        self._align_chunk()
         return found
+
+    def _align_chunk(self) -> None:
+        """Graph engines replay whole chunks: make migrations fall on chunk boundaries."""
+        islands = getattr(self, "islands", None)
+        if islands is not None and self.engine != "eager" and islands.every % self.chunk:
+            self.chunk = math.gcd(islands.every, self.chunk)
 
     def _migrate(self) -> None:
         self.state = self.islands.migrate(self.state)
@@ -244,6 +252,7 @@ class Runner:
         if self.iteration:
             raise ValueError(f"the engine can only change before the first step (this runner is at {self.iteration})")
         self.engine = _check_engine(engine, self.device, self.problem, self.algorithm)
+        self._align_chunk()
         if self.engine == "fused" and self._fused is None:
             self._prepare_fused()
         if reason is not None:
@@ -460,8 +469,9 @@ class Runner:
         nan_evals = self._guarded.nan_evals
         evals = torch.tensor([self.evals, self.algorithm.evals_per_init(), self.algorithm.evals_per_step()],
                              device=self.islands.group.device if self.islands else "cpu")
-        islands = {}
+        islands, whole = {}, self.algorithm
         if self.islands is not None:  # the run set's global answer, the same on every rank
+            whole = self.islands.whole
             self.islands.settle()
             best_x, best_f = self.islands.agree_best(best_x, best_f)
             hit, history = self.islands.agree_first_hit(hit), self.islands.agree_min(history)
@@ -487,7 +497,7 @@ class Runner:
             dtype=dtype_name(self.dtype),
             seed=self.seed,
             problem=self.problem.describe(),
-            algorithm={"name": self.algorithm.name, **self.algorithm.params()},
+            algorithm={"name": whole.name, **whole.params()},
             stop_reason=stop_reason,
             evals_to_target=evals_to_target,
             extra={
@@ -614,7 +624,7 @@ def minimize(
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
             choice = auto.choose(runner, max_steps, profile)
         if runner.islands is not None:  # every island steps with rank 0's choice
-            choice = runner.islands.group.broadcast(choice)
+            choice = runner.islands.group.broadcast(choice, "agreeing on the engine")
         runner.use_engine(choice.engine, f"auto chose {choice.engine}: {choice.reason}")
     if profile and runner.engine != "eager":
         raise ValueError("profile=True times each phase with synchronisations: use engine='eager' (or 'auto')")

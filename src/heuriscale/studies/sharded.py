@@ -92,7 +92,7 @@ def run_sharded(study: str, configs: list[RunConfig], store: ResultStore | None,
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
     prefix = f"heuriscale/{run_id}/{restart}/{_phases}"
     group.agree("the study to run (its name and configurations)", (study, [c.key() for c in configs]))
-    plan = group.broadcast(units(study, configs, store) if group.lead else None)
+    plan = group.broadcast(units(study, configs, store) if group.lead else None, "sharing out the study's runs")
     shard = _Shard(group, prefix, study, configs, store, on_progress)
     shard.start()
     try:
@@ -134,12 +134,20 @@ class _Shard:
             thread.start()
 
     def stop(self) -> None:
+        """Stop the threads; the writer first commits what is posted (the store stays open
+        until it has returned, bounded by the timeout should the rendezvous store hang)."""
         self._stop.set()
         for thread in self._threads:
-            thread.join(timeout=5 * BEAT)
+            thread.join(timeout=self.group.timeout)
 
     # -- this rank's units ----------------------------------------------------------------
     def work(self, plan: list[tuple[int, list[int]]]) -> None:
+        try:
+            self._work(plan)
+        except (RuntimeError, OSError) as exc:  # the rendezvous store is gone (its host died)
+            raise lost(self.group, "taking the next unit or posting a finished one", exc) from None
+
+    def _work(self, plan: list[tuple[int, list[int]]]) -> None:
         while not self.failure:
             index = self.kv.add(self.key("next"), 1) - 1
             if index >= len(plan):
@@ -161,8 +169,11 @@ class _Shard:
 
     def wait_for_writer(self) -> None:
         """Until rank 0 has committed every rank's rows (so all ranks leave the phase together)."""
-        while not self.failure and not self.kv.check([self.key("committed")]):
-            time.sleep(POLL * 4)
+        try:
+            while not self.failure and not self.kv.check([self.key("committed")]):
+                time.sleep(POLL * 4)
+        except (RuntimeError, OSError) as exc:
+            raise lost(self.group, "waiting for rank 0 to commit the last runs", exc) from None
 
     # -- liveness ---------------------------------------------------------------------------
     def _heartbeat(self) -> None:
@@ -207,7 +218,7 @@ class _Shard:
         done: dict[int, int] = {}
         seen_posted = -1
         try:
-            while not self.failure:
+            while not (self.failure or self._stop.is_set()):
                 posted = self.kv.add(self.key("posted"), 0)
                 if posted != seen_posted:
                     seen_posted = posted
@@ -219,7 +230,7 @@ class _Shard:
                     self.kv.set(self.key("committed"), "1")
                     return
                 time.sleep(POLL)
-            self._commit_posted(committed)  # a rank failed: keep what the others finished
+            self._commit_posted(committed)  # stopped early (a rank failed, a signal): keep what is posted
         except (RuntimeError, OSError) as exc:
             self._fail(str(lost(self.group, "collecting finished runs", exc)), broadcast=True)
         except Exception as exc:  # a store error: stop every rank rather than compute for nothing
