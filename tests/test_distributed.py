@@ -107,7 +107,7 @@ def test_islands_world_size_one_is_the_single_device_path(tmp_path):
 
 def test_islands_agree_and_converge_at_least_as_well(tmp_path):
     """APO here: measured, islands help APO and PRS at equal total population, while PSO's and
-    FEP's islands do worse than one big population (docs/scaling.md has the numbers)."""
+    FEP's islands do worse than one big population (docs/benchmarks.md has the numbers)."""
     runs, pop, iters = 24, 60, 100
     single = hs.minimize("rastrigin", hs.get_algorithm("apo", pop_size=pop), dim=8, iters=iters, runs=runs, seed=11,
                          device="cpu")
@@ -116,6 +116,10 @@ def test_islands_agree_and_converge_at_least_as_well(tmp_path):
         done = torchrun(world, "islands", out, runs, pop, iters, 20, "apo")
         assert done.returncode == 0, done.stderr[-2000:]
         got = json.loads(out.read_text())
+        for rank in range(1, world):  # every rank returned the same global result
+            theirs = json.loads(Path(f"{out}.rank{rank}").read_text())
+            assert {k: v for k, v in theirs.items() if k != "islands"} == {k: v for k, v in got.items() if k != "islands"}
+            assert theirs["islands"]["rank"] == rank
         assert got["islands"]["world"] == world and got["evals"] == single.evals
         assert got["pop_size"] == pop  # the run set's population, not the island's share
         best = torch.tensor(got["best_f"], dtype=torch.float64)

@@ -230,7 +230,7 @@ class Runner:
             elapsed = time.perf_counter() - self._t0
             interrupted, elapsed, all_reached = self.islands.agree_stop(interrupted, elapsed, reached)
         else:
-            all_reached = reached is not None and bool(reached.all())
+            all_reached = self.target_reached()
             elapsed = self.elapsed() if time_limit is not None and not (interrupted or all_reached) else 0.0
         if interrupted:
             return "interrupted"
