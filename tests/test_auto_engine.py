@@ -35,9 +35,13 @@ def test_shorter_than_a_chunk_or_open_ended():
 
 
 def test_auto_on_the_cpu_says_why():
-    r = hs.minimize("sphere", "pso", dim=4, iters=20, device="cpu", seed=0)
-    assert r.extra["engine"] == "eager"
-    assert r.extra["engine_reason"] == "auto chose eager: on cpu the eager step is the engine"
+    short = hs.minimize("sphere", "pso", dim=4, iters=20, device="cpu", seed=0)  # not worth loading kernels
+    assert short.extra["engine"] == "eager"
+    assert short.extra["engine_reason"] == "auto chose eager: 20 steps are fewer than 64: not worth loading kernels"
+    long = hs.minimize("sphere", "pso", dim=4, iters=50_000, device="cpu", seed=0)
+    assert long.extra["engine"] == "native" and long.extra["engine_reason"].startswith("auto chose native: eager 50000 x ")
+    profiled = hs.minimize("sphere", "pso", dim=4, iters=50_000, device="cpu", seed=0, profile=True)
+    assert profiled.extra["engine"] == "eager" and "profile=True" in profiled.extra["engine_reason"]
 
 
 def test_timing_an_eager_step_leaves_the_runs_untouched():
@@ -82,8 +86,9 @@ def test_auto_stays_eager_for_a_cheap_short_run_and_matches_pinned_engines():
     torch.testing.assert_close(long.history_f, fused.history_f, rtol=0, atol=0)
 
 
-def test_warm_up_off_cuda_builds_nothing():
-    assert hs.engine.warm_up("sphere", "prs", dim=3, device="cpu") == {"engine": "eager", "seconds": 0.0}
+def test_warm_up_on_the_cpu_builds_the_native_kernels():
+    built = hs.engine.warm_up("sphere", "prs", dim=3, device="cpu")
+    assert built["engine"] == "native" and built["seconds"] > 0
 
 
 @pytest.mark.gpu
@@ -102,9 +107,22 @@ def test_warm_up_builds_what_auto_uses():
 def test_warmup_covers_the_papers_fused_configurations():
     from heuriscale.cli import _paper_warmups
 
-    labels = [job[0] for job in _paper_warmups(["pso", "fep", "apo"])]
+    labels = [job[0] for job in _paper_warmups(["pso", "fep", "apo"], "cuda")]
     assert "pso on euclidean D=2 pop=65536 runs=1" in labels and "fep on fep-f5 D=32 pop=6400 runs=1" in labels
     assert len(labels) == len(set(labels)) and not any(label.startswith("apo") for label in labels)  # apo: graph only
+
+
+def test_warmup_on_the_cpu_builds_each_native_kernel_once_per_dtype():
+    from typer.testing import CliRunner
+
+    from heuriscale.cli import _paper_warmups, app
+
+    jobs = _paper_warmups(["pso", "apo"], "cpu")
+    assert sorted((job[2].name, job[5]) for job in jobs) == [("apo", "float32"), ("apo", "float64"), ("pso", "float32")]
+    assert all(job[4] == "native" for job in jobs)
+    res = CliRunner().invoke(app, ["warmup", "pso", "--device", "cpu"])
+    assert res.exit_code == 0, res.output
+    assert "kernels built on cpu" in res.output and "native" in res.output
 
 
 def test_warmup_needs_cuda_and_known_names():
@@ -114,8 +132,8 @@ def test_warmup_needs_cuda_and_known_names():
 
     res = CliRunner().invoke(app, ["warmup", "nope"])
     assert res.exit_code == 2 and "unknown algorithm 'nope'" in res.output
-    res = CliRunner().invoke(app, ["warmup", "pso", "--device", "cpu"])
-    assert res.exit_code == 2 and "builds CUDA kernels" in res.output
+    res = CliRunner().invoke(app, ["warmup", "pso", "--device", "mps"])
+    assert res.exit_code == 2 and "builds CUDA or CPU kernels" in res.output
 
 
 def test_progress_says_when_kernels_are_built(monkeypatch):

@@ -93,11 +93,12 @@ def test_fixed_step_reproduces_paper_002():
     torch.testing.assert_close(r.x, x0 - 0.1 * 2 * x0)
 
 
-def test_firefly_plus_bfgs_improves_on_firefly():
+@pytest.mark.parametrize("engine", ["eager", "native"])  # pinned: auto may choose differently for the two
+def test_firefly_plus_bfgs_improves_on_firefly(engine):
     ff = hs.get_algorithm("firefly", preset="paper002")
     for name in ("sphere", "rosenbrock"):
         problem = hs.get_problem(name, dim=2, bounds=(-5.12, 5.12))
-        kw = dict(iters=100, runs=30, seed=0, device="cpu")
+        kw = dict(iters=100, runs=30, seed=0, device="cpu", engine=engine)
         alone = hs.minimize(problem, ff, **kw)
         hybrid = hs.minimize(problem, Hybrid(algorithm=ff, refine=BFGS()), **kw)
         torch.testing.assert_close(torch.tensor(hybrid.extra["global_best_f"], dtype=torch.float64), alone.best_f)

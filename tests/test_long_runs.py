@@ -25,10 +25,11 @@ ALGORITHMS = {
 }
 
 
+@pytest.mark.parametrize("engine", ["eager", "native"])
 @pytest.mark.parametrize("name", ALGORITHMS)
-def test_resume_is_bit_identical(tmp_path, name):
+def test_resume_is_bit_identical(tmp_path, name, engine):
     algo = hs.get_algorithm(name, **ALGORITHMS[name])
-    kw = dict(dim=4, runs=3, device="cpu")
+    kw = dict(dim=4, runs=3, device="cpu", engine=engine)
     whole = hs.minimize("rastrigin", algo, iters=90, seed=5, **kw)
     path = tmp_path / "run.ckpt"
     part = hs.minimize("rastrigin", algo, iters=35, seed=5, checkpoint=path, **kw)
@@ -185,8 +186,9 @@ def test_signal_writes_the_result_so_far_and_exits(tmp_path, sig, code):
     assert torch.load(tmp_path / "ck", weights_only=True)["iteration"] == result["iterations"]
 
 
-def test_resume_after_kill_9_is_bit_identical(tmp_path):
-    args = ["--iters", "6000", "--json", "out.json"]
+@pytest.mark.parametrize("engine, iters", [("eager", 6000), ("native", 300_000)])
+def test_resume_after_kill_9_is_bit_identical(tmp_path, engine, iters):
+    args = ["--iters", str(iters), "--json", "out.json", "--engine", engine]
     whole = subprocess.run(RUN + args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert whole.returncode == 0, whole.stderr
     expected = json.loads((tmp_path / "out.json").read_text())
@@ -197,7 +199,7 @@ def test_resume_after_kill_9_is_bit_identical(tmp_path):
     proc.communicate()
     assert proc.returncode == -signal.SIGKILL
     kept = torch.load(tmp_path / "ck", weights_only=True)["iteration"]
-    assert 0 < kept < 6000, "the kill came too late to test anything"
+    assert 0 < kept < iters, "the kill came too late to test anything"
     resumed = subprocess.run(RUN + args + ["--resume", "ck"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     got = json.loads((tmp_path / "out.json").read_text())

@@ -7,7 +7,7 @@ torch.Size([4])
 """
 
 from .algorithms import APO, FEP, PRS, PSO, Firefly, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
-from .engine import Result, Runner, minimize
+from .engine import Result, Runner, minimize, set_cpu_threads
 from .problems import (
     NumpyFunction,
     Problem,
@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "minimize",
+    "set_cpu_threads",
     "Runner",
     "Result",
     "Problem",

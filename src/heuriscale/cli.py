@@ -62,7 +62,7 @@ def run(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
     dtype: Annotated[str, typer.Option(help="float32 or float64")] = "float32",
     engine: Annotated[
-        str, typer.Option(help="auto, eager, graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph: pso, prs, fep, firefly)")
+        str, typer.Option(help="auto, eager, native (Numba CPU kernels: all five algorithms), graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph: pso, prs, fep, firefly)")
     ] = "auto",
     seed: Annotated[Optional[int], typer.Option(help="random seed (random if omitted; recorded in the result)")] = None,
     preset: Annotated[Optional[str], typer.Option(help="named parameter set of the algorithm, e.g. paper001")] = None,
@@ -94,6 +94,8 @@ def run(
     migrants: Annotated[int, typer.Option(help="islands: individuals each island sends per run and migration")] = 1,
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
+    cpu_threads: Annotated[Optional[int], typer.Option(
+        help="CPU threads of the native kernels and torch (default: all cores; 1 = the papers' single-threaded CPU versions)")] = None,
 ) -> None:
     """Optimise a problem with an algorithm and print statistics over the runs.
 
@@ -111,6 +113,7 @@ def run(
     prob_params.update({k: v for k, v in (("image", image), ("levels", levels)) if v is not None})
     lead = _lead_rank()
     try:
+        _use_cpu_threads(cpu_threads)
         if dist_timeout is not None:
             import os
 
@@ -196,7 +199,9 @@ def _print_result(result: Result) -> None:
         table.add_row("islands", f"{i['world']} ranks, ~{i['island_pop']:,} each; {i['migrants']} migrant(s) per run "
                                  f"every {i['migrate_every']} it ({i['bytes_per_migration']:,} bytes gathered per rank)")
     table.add_row("wall time", f"{result.wall_time:.3f} s")
-    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {result.extra.get('engine')} engine")
+    threads = result.extra.get("cpu_threads")
+    threads = f", {threads} thread{'s' if threads != 1 else ''}" if threads else ""
+    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {result.extra.get('engine')} engine{threads}")
     table.add_row("seed", str(result.seed))
     out.print(table)
 
@@ -209,6 +214,8 @@ def reproduce(
     out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("reproductions"),
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
+    cpu_threads: Annotated[Optional[int], typer.Option(
+        help="CPU threads of the native kernels and torch (default: all cores; 1 = the papers' single-threaded CPU versions)")] = None,
 ) -> None:
     """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
 
@@ -231,6 +238,7 @@ def reproduce(
         if scale not in studies.SCALES:
             raise ValueError(f"unknown scale {scale!r}: use {' or '.join(studies.SCALES)}")
         devices = studies.available_devices(device)
+        _use_cpu_threads(cpu_threads)
     except ValueError as exc:
         _fail(str(exc))
     current = {"key": keys[0]}
@@ -276,6 +284,13 @@ def _study_command(stored):
             _fail(str(exc))
 
 
+def _use_cpu_threads(n: int | None) -> None:
+    if n is not None:
+        from .engine import set_cpu_threads
+
+        set_cpu_threads(n)
+
+
 def _lead_rank() -> bool:
     """False on the ranks of a torchrun job other than 0 (they leave messages to rank 0)."""
     import os
@@ -302,6 +317,8 @@ def compare(
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="folder of the store and the report (default campaigns/<suite>)")] = None,
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
+    cpu_threads: Annotated[Optional[int], typer.Option(
+        help="CPU threads of the native kernels and torch (default: all cores)")] = None,
 ) -> None:
     """Benchmark several algorithms over a suite: errors f - f* at the suite's recording points,
     rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.
@@ -323,6 +340,7 @@ def compare(
 
     started = time.perf_counter()
     try:
+        _use_cpu_threads(cpu_threads)
         params: dict = {}
         for item in param or []:
             key, sep, _ = item.partition("=")
@@ -380,12 +398,13 @@ def warmup(
     pop: Annotated[Optional[int], typer.Option(help="with --problem: population size")] = None,
     runs: Annotated[int, typer.Option(help="with --problem: runs advanced together")] = 1,
     dtype: Annotated[str, typer.Option(help="with --problem: float32 or float64")] = "float32",
-    device: Annotated[str, typer.Option(help="the CUDA device to build for")] = "cuda",
+    device: Annotated[str, typer.Option(help="the CUDA device to build for, or cpu (the native Numba kernels)")] = "cuda",
 ) -> None:
-    """Build the CUDA kernels ahead of time (e.g. in a cluster job's prologue); they are cached on disk.
+    """Build the kernels ahead of time (e.g. in a cluster job's prologue); they are cached on disk.
 
     Without --problem: the fused kernels of every `heuriscale reproduce` configuration on CUDA
-    (both scales). With --problem: the fast path `heuriscale run` would use for that configuration.
+    (both scales), or with --device cpu their native CPU kernels. With --problem: the fast path
+    `heuriscale run` would use for that configuration.
     """
     from rich.progress import Progress
 
@@ -395,8 +414,9 @@ def warmup(
     try:
         for name in names:
             algorithms.algorithm_class(name)  # unknown names fail before any work
-        if not device.startswith("cuda"):
-            raise ValueError(f"warmup builds CUDA kernels; --device {device!r} has none to build (use cuda or cuda:N)")
+        if not device.startswith("cuda") and device != "cpu":
+            raise ValueError(f"warmup builds CUDA or CPU kernels; --device {device!r} has none to build "
+                             "(use cuda, cuda:N or cpu)")
         resolve_device(device)  # a clear error on a machine without that GPU
         if problem is not None:
             jobs = [(f"{name} on {problem}", problems.get_problem(problem, dim=dim),
@@ -405,7 +425,7 @@ def warmup(
         else:
             if (dim, pop) != (None, None):
                 raise ValueError("--dim and --pop describe a configuration of --problem: give --problem too")
-            jobs = _paper_warmups(names)
+            jobs = _paper_warmups(names, "cpu" if device == "cpu" else "cuda")
     except ValueError as exc:
         _fail(str(exc))
     table = Table(title=f"kernels built on {device}")
@@ -424,10 +444,11 @@ def warmup(
     out.print(table)
 
 
-def _paper_warmups(names: list[str]) -> list[tuple]:
+def _paper_warmups(names: list[str], kind: str) -> list[tuple]:
     """The distinct configurations of the papers' CUDA studies that use fused kernels (graph
-    replay of the uncompiled step, which the other ones use, builds nothing)."""
-    from .engine.fused import FUSED
+    replay of the uncompiled step, which the other ones use, builds nothing), or of their CPU
+    studies that use native kernels."""
+    from .engine.fused import FUSED, NATIVE
     from .studies import PAPERS, SCALES
     from .studies.reproduce import configs_for
     from .studies.study import build, engine_for
@@ -436,16 +457,19 @@ def _paper_warmups(names: list[str]) -> list[tuple]:
     for spec in PAPERS.values():
         for exp in spec.experiments:
             for scale in SCALES:
-                for _, config in configs_for(exp, scale, ["cuda"]):
-                    if config.algorithm not in names or config.algorithm not in FUSED:
+                for _, config in configs_for(exp, scale, [kind]):
+                    fast = "fused" if kind == "cuda" else "native"
+                    if config.algorithm not in names or config.algorithm not in (FUSED if kind == "cuda" else NATIVE):
                         continue  # (and its problem is not built: data it needs may be absent)
                     prob, algo = build(config)
                     runs = config.runs if config.timing == "batched" and not config.snapshots else 1
-                    key = (prob.name, prob.dim, repr(algo), config.dtype, runs)
-                    if key not in seen and engine_for(config, prob, algo) == "fused":
+                    # native kernels compile once per dtype and kind of problem, whatever the sizes
+                    key = ((prob.name, prob.dim, repr(algo), runs) if kind == "cuda" else (type(algo.stepping()), getattr(algo.stepping(), "update", ""))) \
+                        + (config.dtype,)
+                    if key not in seen and engine_for(config, prob, algo) == fast:
                         seen.add(key)
                         jobs.append((f"{config.algorithm} on {prob.name} D={prob.dim} pop={algo.pop_size} runs={runs}",
-                                     prob, algo, runs, "fused", config.dtype))
+                                     prob, algo, runs, fast, config.dtype))
     return jobs
 
 

@@ -134,6 +134,11 @@ class Algorithm:
             changes[name] = old.scatter(1, pick(worst), new.gather(1, pick(newcomers)))
         return state.replace(**changes)
 
+    def stepping(self) -> Algorithm:
+        """The algorithm whose `step` this one takes: itself, or a wrapper's inner one (the
+        engine's fast paths look its kernels up by it)."""
+        return self
+
     def finish(self, problem: Problem, state: State, best_x: torch.Tensor, best_f: torch.Tensor):
         """After the last step: improved `(best_x, best_f, info)`, or None (the default).
 

@@ -28,16 +28,21 @@ from dataclasses import dataclass
 
 import torch
 
-from .fused import why_not_fused
+from .fused import native_loaded, why_not_fused, why_not_native
 
 #: A fast step takes at most this fraction of an eager step (H100, docs/benchmarks.md speed
-#: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%).
-STEP_FRACTION = {"fused": 0.25, "compiled": 0.6}
+#: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%; CPU,
+#: benchmarks/cpu.py: the native kernels took 1-50% of an eager step).
+STEP_FRACTION = {"fused": 0.25, "compiled": 0.6, "native": 0.5}
 #: Seconds a fast path's setup takes when the on-disk kernel caches are warm (H100,
 #: benchmarks/first_run.py in docs/benchmarks.md: fused 0.61-0.75 s for PRS, FEP, PSO and
 #: Firefly at the papers' sizes; compiled 11.2-13.1 s for APO at D = 1,000, inductor's
 #: caches notwithstanding).
 BUILD_WARM = {"fused": 0.7, "compiled": 11.0}
+#: Seconds the native CPU kernels' setup takes with a warm disk cache: importing Numba and
+#: loading the first kernels of a process (0.38-0.6 s measured on a 2-core machine), then
+#: about 0.015 s for another dtype or algorithm.
+NATIVE_SETUP = {"first": 0.6, "more": 0.05}
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,12 @@ def decide(fast: str, steps: float, chunk: int, t_eager: float, t_launch: float)
     return Choice(fast, costs) if fast_total < eager_total else Choice("eager", costs)
 
 
-def choose(runner, steps: float, profile: bool = False) -> Choice:
-    """The engine `auto` uses for `steps` more steps of an eager `runner` (not yet stepped)."""
+def choose(runner, steps: float, profile: bool = False, time_limit: float | None = None) -> Choice:
+    """The engine `auto` uses for `steps` more steps (or `time_limit` seconds) of an eager
+    `runner` (not yet stepped)."""
     device, problem = runner.device, runner.problem
+    if device.type == "cpu":
+        return _choose_on_cpu(runner, steps, profile, time_limit)
     if device.type != "cuda":
         return Choice("eager", f"on {device.type} the eager step is the engine")
     if profile:
@@ -85,19 +93,45 @@ def choose(runner, steps: float, profile: bool = False) -> Choice:
     return decide(fast, steps, runner.chunk, t_eager, t_launch)
 
 
+def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None) -> Choice:
+    """Native kernels, unless there are none for this run set or eager is cheaper overall."""
+    if profile:
+        return Choice("eager", "profile=True times each phase of the eager step, which a native kernel fuses")
+    reason = why_not_native(runner.algorithm, runner.problem, runner.device)
+    if reason is not None:
+        return Choice("eager", reason)
+    setup = NATIVE_SETUP["more" if native_loaded else "first"]
+    if time_limit is not None and time_limit < 4 * setup:
+        return Choice("eager", f"a time limit of {_seconds(time_limit)} is short next to loading the native kernels "
+                               f"(~{_seconds(setup)})")
+    if math.isinf(steps):
+        return Choice("native", "no step budget (time limit or target): the native kernels repay their setup over time")
+    if steps < runner.chunk:  # and timing eager steps would call the objective for nothing
+        return Choice("eager", f"{steps} steps are fewer than {runner.chunk}: not worth loading kernels")
+    started = time.perf_counter()
+    t_eager, _ = runner.time_eager_step()
+    runner.setup_time += time.perf_counter() - started
+    eager_total, native_total = steps * t_eager, setup + steps * STEP_FRACTION["native"] * t_eager
+    costs = (f"eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(eager_total)}; native ~{_seconds(native_total)} "
+             f"(setup ~{_seconds(setup)} with a warm disk cache, steps at <= {STEP_FRACTION['native']:.0%} of eager)")
+    return Choice("native", costs) if native_total < eager_total else Choice("eager", costs)
+
+
 def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device="cuda", dtype="float32",
             engine: str | None = None) -> dict:
     """Build and cache on disk the kernels of this configuration's fast path (`engine`, by
     default the one `auto` would use) by running one chunk of it; returns the engine and the
-    seconds its setup took. Off CUDA, or for objectives evaluated on the host, there is
-    nothing to build."""
+    seconds its setup took. On the CPU that is the native kernels; on CUDA, for objectives
+    evaluated on the host there is nothing to build."""
     from .device import resolve_device
     from .graph import DEFAULT_CHUNK
     from .runner import Runner, as_algorithm, as_problem
 
     problem, device = as_problem(problem, dim), resolve_device(device)
     algorithm = as_algorithm(algorithm).with_horizon(DEFAULT_CHUNK)  # a schedule's length builds nothing
-    if device.type != "cuda" or problem.host_bound or problem.stochastic:
+    if device.type == "cpu" and why_not_native(algorithm, problem, device) is None:
+        engine = engine or "native"  # compiled on the first call, then loaded from Numba's disk cache
+    elif device.type != "cuda" or problem.host_bound or problem.stochastic:
         return {"engine": "eager", "seconds": 0.0}
     engine = engine or fast_engine(algorithm, problem, device)
     runner = Runner(problem, algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine, islands=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import platform
 import re
@@ -135,3 +136,18 @@ def memory_errors(device: torch.device, dtype: torch.dtype, what: str):
 
 #: What torch's CPU allocator and size arithmetic say when a tensor cannot be had.
 _TOO_BIG = ("can't allocate memory", "DefaultCPUAllocator", "Storage size calculation overflowed")
+
+
+def set_cpu_threads(n: int) -> None:
+    """Use `n` CPU threads in the native kernels (Numba) and in torch's CPU operations; n=1
+    gives the papers' single-threaded CPU versions. By default both use every core."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"cpu threads must be an integer >= 1, got {n!r}")
+    if importlib.util.find_spec("numba") is not None:
+        import numba
+
+        if n > numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"cpu threads: {n} asked, but Numba runs at most {numba.config.NUMBA_NUM_THREADS} here "
+                             "(the cores; set NUMBA_NUM_THREADS before starting Python to allow more)")
+        numba.set_num_threads(n)
+    torch.set_num_threads(n)

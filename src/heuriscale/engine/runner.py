@@ -24,7 +24,7 @@ from ..problems.base import ProblemWrapper
 from ..interrupt import Interrupted, interruptible
 from . import auto
 from . import checkpoint as checkpoints
-from .fused import fused_advance, why_not_fused
+from .fused import fused_advance, native_advance, why_not_fused, why_not_native
 from .graph import DEFAULT_CHUNK, GraphStepper, clone_carry
 from .profile import PhaseTimer
 from .device import check_memory, device_name, dtype_name, memory_errors, resolve_device, resolve_dtype, synchronize
@@ -37,6 +37,8 @@ from .rng import MAX_SEED, RngStream
 HISTORY_SIZE = 1000
 #: On devices that need a sync to check stop criteria, a chunk of steps lasts about this long.
 CHUNK_SECONDS = 0.05
+#: Steps per call of a native CPU kernel at most (a call's history rows are kept in one buffer).
+NATIVE_STEPS = 1024
 
 
 class _Guarded(ProblemWrapper):
@@ -80,7 +82,7 @@ def as_algorithm(algorithm: Algorithm | str) -> Algorithm:
     return algorithm
 
 
-ENGINES = ("auto", "eager", "graph", "compiled", "fused")
+ENGINES = ("auto", "eager", "graph", "compiled", "fused", "native")
 
 
 def _check_engine(engine: str, device: torch.device, problem: Problem, algorithm: Algorithm) -> str:
@@ -88,13 +90,15 @@ def _check_engine(engine: str, device: torch.device, problem: Problem, algorithm
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
     if engine == "auto":
+        if device.type == "cpu":
+            return "native" if why_not_native(algorithm, problem, device) is None else "eager"
         if device.type != "cuda" or problem.host_bound or problem.stochastic:
             return "eager"
         return "fused" if why_not_fused(algorithm, problem, device) is None else "compiled"
-    if engine == "fused":
-        reason = why_not_fused(algorithm, problem, device)
+    if engine in ("fused", "native"):
+        reason = (why_not_fused if engine == "fused" else why_not_native)(algorithm, problem, device)
         if reason is not None:
-            raise ValueError(f"engine 'fused' is not available: {reason}")
+            raise ValueError(f"engine {engine!r} is not available: {reason}")
         return engine
     if engine != "eager" and device.type != "cuda":
         raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
@@ -183,8 +187,8 @@ class Runner:
         self._history_iter: list[int] = []
         self._history_stride = 1
         self._record()
-        self._fused = None
-        if self.engine == "fused":
+        self._fused = None  # the fused (CUDA) or native (CPU) iteration, when the engine is one of them
+        if self.engine in ("fused", "native"):
             self._prepare_fused()
         if engine == "auto":
             self._extra["engine_reason"] = "Runner(engine='auto') has no step budget: the fastest path there is"
@@ -243,8 +247,11 @@ class Runner:
     def _prepare_fused(self) -> None:
         with self._rng:  # the kernels' Philox key: one draw from the run set's stream
             key = int(torch.randint(0, 2**62, (), device=self.device))
-        self._fused = fused_advance(self.algorithm, self._guarded, self.runs, self.target, key)
+        build = fused_advance if self.engine == "fused" else native_advance
+        self._fused = build(self.algorithm, self._guarded, self.runs, self.target, key)
         self.state = self._fused.prepare(self.state)
+        if self.engine == "native":  # compile, or load from the disk cache: setup, not steps
+            self.setup_time += self._fused.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
 
     def use_engine(self, engine: str, reason: str | None = None) -> None:
         """Switch to another engine before the first step: the runs then go exactly as if
@@ -253,7 +260,9 @@ class Runner:
             raise ValueError(f"the engine can only change before the first step (this runner is at {self.iteration})")
         self.engine = _check_engine(engine, self.device, self.problem, self.algorithm)
         self._align_chunk()
-        if self.engine == "fused" and self._fused is None:
+        if self._fused is not None and self._fused.engine != self.engine:
+            self._fused = None
+        if self.engine in ("fused", "native") and self._fused is None:
             self._prepare_fused()
         if reason is not None:
             self._extra["engine_reason"] = reason
@@ -300,6 +309,8 @@ class Runner:
                 if graphs and n >= self.chunk:
                     self._replay_chunk()
                     n -= self.chunk
+                elif self.engine == "native":  # many steps per kernel call
+                    n -= self._native_steps(min(n, NATIVE_STEPS))
                 else:
                     carry = self._advance_fn(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
                     self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
@@ -309,6 +320,14 @@ class Runner:
                         self._record()
                 if self.islands is not None and self.iteration % self.islands.every == 0:
                     self._migrate()
+
+    def _native_steps(self, n: int) -> int:
+        record = torch.empty(n, self.runs, dtype=self.dtype)
+        self.state = self._fused.advance(self.state, self.best_x, self._hit_iter, self._it, self.best_f, n, record)
+        first = self.iteration + 1
+        self.iteration += n
+        self._record_block(record, first)
+        return n
 
     @property
     def builds_next_step(self) -> bool:
@@ -502,11 +521,21 @@ class Runner:
             evals_to_target=evals_to_target,
             extra={
                 "torch": torch.__version__, "target": self.target, "engine": self._engine_used(),
-                "setup_time": self.setup_time, **self._extra, **islands, **self._solution_report(best_x, best_f),
+                "setup_time": self.setup_time, **self._threads(), **self._extra, **islands, **self._solution_report(best_x, best_f),
             },
         )
 
+    def _threads(self) -> dict:
+        """How many CPU threads the native kernels used (what a CPU timing depends on)."""
+        if self.engine != "native":
+            return {}
+        from .fused.native import threads
+
+        return {"cpu_threads": threads()}
+
     def _engine_used(self) -> str:
+        if self.engine == "native":
+            return "native"
         if self._fused is not None:
             return "fused" if self._stepper is None else "fused+graph"
         if self._stepper is None:
@@ -622,7 +651,7 @@ def minimize(
                          "drop checkpoint/resume (--checkpoint/--resume), or run with islands=False")
     if engine == "auto":
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
-            choice = auto.choose(runner, max_steps, profile)
+            choice = auto.choose(runner, max_steps, profile, time_limit)
         if runner.islands is not None:  # every island steps with rank 0's choice
             choice = runner.islands.group.broadcast(choice, "agreeing on the engine")
         runner.use_engine(choice.engine, f"auto chose {choice.engine}: {choice.reason}")

@@ -41,6 +41,9 @@ class Hybrid(Algorithm):
     def step(self, problem: Problem, state: State) -> State:
         return self.algorithm.step(problem, state)
 
+    def stepping(self) -> Algorithm:
+        return self.algorithm.stepping()
+
     def evals_per_init(self) -> int:
         return self.algorithm.evals_per_init()
 

@@ -92,7 +92,8 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
                     csv_rows.append({"experiment": exp.name, **config.tags, "device": config.device,
                                      "device_name": run["device_name"], "repeat": run["repeat"], "seed": run["seed"],
                                      "best_f": run["best_f"], "wall_time_s": run["wall_time"],
-                                     "setup_time_s": run["setup_time"], "evals": run["evals"]})
+                                     "setup_time_s": run["setup_time"], "evals": run["evals"],
+                                     "engine": run["extra"].get("engine"), "cpu_threads": run["extra"].get("cpu_threads")})
             title, header, body = TABLES.get(exp.kind, _no_table)(exp, results, devices)
             figs = figures.for_experiment(exp, results, folder / "figures")
             sections.append((exp, title, header, body, figs))
@@ -100,7 +101,7 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
         if store is not None:
             store.close()
     _write_csv(folder / "results.csv", csv_rows)
-    return _write_reports(paper, scale, devices, folder, sections)
+    return _write_reports(paper, scale, devices, folder, sections, csv_rows)
 
 
 def store_path(paper: Paper, out: Path) -> Path:
@@ -299,12 +300,21 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def _hardware(devices: list[str]) -> dict:
-    return {d: device_name(resolve_device(d)) for d in devices}
+def _hardware(devices: list[str], rows: list[dict]) -> dict:
+    """Each device's name, with the engines its runs used (and on the CPU, the threads)."""
+    ours = {}
+    for d in devices:
+        runs = [r for r in rows if r["device"] == d]
+        engines = sorted({str(r["engine"]) for r in runs if r.get("engine")})
+        threads = sorted({int(r["cpu_threads"]) for r in runs if r.get("cpu_threads")})
+        how = [f"engine {', '.join(engines)}"] if engines else []
+        how += [f"{', '.join(map(str, threads))} thread{'s' if threads != [1] else ''}"] if threads else []
+        ours[d] = device_name(resolve_device(d)) + (f" ({'; '.join(how)})" if how else "")
+    return ours
 
 
-def _write_reports(paper: Paper, scale: str, devices: list[str], folder: Path, sections) -> Path:
-    ours = _hardware(devices)
+def _write_reports(paper: Paper, scale: str, devices: list[str], folder: Path, sections, rows: list[dict]) -> Path:
+    ours = _hardware(devices, rows)
     md = [f"# {paper.title}", "", f"Scale: **{scale}**. Source: `shared/papers/` paper {paper.source}.", "",
           "| | paper | ours |", "|---|---|---|"]
     for d in ("cpu", "cuda"):

@@ -19,7 +19,7 @@ import torch
 
 from .. import algorithms, local, problems
 from ..engine import Result, Runner, minimize
-from ..engine.fused import why_not_fused
+from ..engine.fused import why_not_fused, why_not_native
 from .store import ResultStore, describe
 
 
@@ -89,9 +89,13 @@ def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
 
 
 def engine_for(config: RunConfig, problem, algo) -> str:
-    """On CUDA: the fused kernels where they exist (compiled once per process), else graph
+    """On the CPU: the native kernels (compiled once, then loaded from Numba's disk cache).
+    On CUDA: the fused kernels where they exist (compiled once per process), else graph
     replay of the uncompiled step (capture takes milliseconds, while compiling again for
-    every run of a grid would take seconds each); eager for short or profiled runs."""
+    every run of a grid would take seconds each). Eager for profiled runs (their phases are
+    timed one by one), for short runs on CUDA, and where no fast path exists."""
+    if config.device == "cpu" and not config.profile:
+        return "native" if why_not_native(algo, problem, torch.device("cpu")) is None else "eager"
     if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256 \
             or problem.stochastic:
         return "eager"
@@ -99,7 +103,7 @@ def engine_for(config: RunConfig, problem, algo) -> str:
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:
-    engine = "graph" if config.device.startswith("cuda") else "eager"
+    engine = "graph" if config.device.startswith("cuda") else engine_for(config, problem, algo)
     runner = Runner(problem, algo.with_horizon(config.iters), runs=1, device=config.device, dtype=config.dtype,
                     seed=seed, engine=engine, islands=False)
     shots = {}

@@ -1,4 +1,6 @@
-"""Fused Triton kernels behind the algorithm interface: the engine's `fused` fast path.
+"""Each algorithm's fast paths, one folder per algorithm beside each other: `cuda.py`, fused
+Triton kernels (the engine's `fused` path on NVIDIA GPUs), and `cpu.py`, Numba kernels (the
+engine's `native` path on the CPU, see `native.py`).
 
 An algorithm whose compiled step is still far from the hardware's limit can get a fused
 iteration here: same state, same math, fewer passes over memory. Each one is tested against
@@ -50,21 +52,21 @@ def _kernels(algorithm):
     from ...algorithms import FEP, PRS, PSO, Firefly
 
     if type(algorithm) is PSO:
-        from . import pso
+        from .pso import cuda
 
-        return pso, pso.FusedPSO
+        return cuda, cuda.FusedPSO
     if type(algorithm) is PRS:
-        from . import prs
+        from .prs import cuda
 
-        return prs, prs.FusedPRS
+        return cuda, cuda.FusedPRS
     if type(algorithm) is FEP:
-        from . import fep
+        from .fep import cuda
 
-        return fep, fep.FusedFEP
+        return cuda, cuda.FusedFEP
     if type(algorithm) is Firefly and algorithm.update == "synchronous":
-        from . import firefly
+        from .firefly import cuda
 
-        return firefly, firefly.FusedFirefly
+        return cuda, cuda.FusedFirefly
     return None
 
 
@@ -72,3 +74,53 @@ def fused_advance(algorithm, problem, runs: int, target: float | None, seed: int
     """The fused iteration for `algorithm` on the engine's guarded `problem` (see why_not_fused)."""
     _, cls = _kernels(algorithm)
     return cls(algorithm, problem, runs, target, seed)
+
+
+#: Algorithms with a native CPU iteration (Hybrid wrappers step with theirs).
+NATIVE = ("pso", "prs", "fep", "firefly", "apo")
+#: Names of the native iterations whose kernels this process has compiled or loaded already.
+native_loaded: set[str] = set()
+
+
+def _native_kernels(algorithm):
+    """The class of the native CPU iteration for this algorithm, or None."""
+    from ...algorithms import APO, FEP, PRS, PSO, Firefly
+
+    inner = algorithm.stepping()
+    if type(inner) is PSO:
+        from .pso.cpu import NativePSO
+
+        return NativePSO
+    if type(inner) is PRS:
+        from .prs.cpu import NativePRS
+
+        return NativePRS
+    if type(inner) is FEP:
+        from .fep.cpu import NativeFEP
+
+        return NativeFEP
+    if type(inner) is Firefly:  # both update modes
+        from .firefly.cpu import NativeFirefly
+
+        return NativeFirefly
+    if type(inner) is APO:
+        from .apo.cpu import NativeAPO
+
+        return NativeAPO
+    return None
+
+
+def why_not_native(algorithm, problem, device: torch.device) -> str | None:
+    """None when a native CPU iteration exists for this algorithm, problem and device; else why not."""
+    if device.type != "cpu":
+        return f"native kernels run on the CPU, not on {device}"
+    if importlib.util.find_spec("numba") is None:
+        return "native kernels need Numba (pip install numba); use engine='eager'"
+    if _native_kernels(algorithm) is None:
+        return f"no native CPU kernel for {algorithm.name!r} (only {', '.join(map(repr, NATIVE))})"
+    return None
+
+
+def native_advance(algorithm, problem, runs: int, target: float | None, seed: int):
+    """The native CPU iteration for `algorithm` on the engine's guarded `problem` (see why_not_native)."""
+    return _native_kernels(algorithm)(algorithm.stepping(), problem, runs, target, seed)

@@ -207,6 +207,8 @@ class FusedIteration:
     Called like the engine's generic advance: `(state, best_x, hit, it, best_f, record)`.
     """
 
+    engine = "fused"
+
     def __init__(self, problem, runs: int, pop: int, block_p: int, coef: list[float],
                  target: float | None, seed: int) -> None:
         self.problem = problem  # the engine's NaN-guarded view

@@ -32,8 +32,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ...algorithms.fep import learning_rates
-from .common import (
+from ....algorithms.fep import learning_rates
+from ..common import (
     FusedIteration,
     new_values,
     row_tiles,

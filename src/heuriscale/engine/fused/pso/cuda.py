@@ -22,7 +22,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .common import (
+from ..common import (
     FusedIteration,
     finish_run,
     new_values,

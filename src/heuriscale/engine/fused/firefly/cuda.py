@@ -20,7 +20,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import (
+from ..common import (
     FusedIteration,
     finish_run,
     new_values,

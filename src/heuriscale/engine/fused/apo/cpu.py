@@ -1,0 +1,286 @@
+"""APO's iterations as one Numba kernel: the native fast path of the CPU engine.
+
+The math and every choice are `algorithms/apo.py`'s (the reference); only the random
+numbers differ (Philox here, torch's stream there), so the tests compare the two in
+distribution. One iteration:
+
+1. per run (parallel over runs): the ranks, a stable sort of the fitness; pf (11) and the
+   ceil(N pf) ranks doing dormancy or reproduction (a partial Fisher-Yates over ranks);
+2. per block of ranks of one run (16 to 256, fewer for wider rows; parallel; a block is a low and a high slice of
+   ranks, as the masks grow with the rank): each protozoan's candidate, clipped to the box,
+   into `cand` (what `moved` hands to a problem evaluated between kernel calls); its value;
+   greedy selection into the other population buffer in rank order, which is the eager
+   step's new state (sorted parents, replaced where strictly better);
+3. per run (serial): the engine's bookkeeping (on exact ties of the best value, best_x may
+   be another, equally good point than eager's first argmin).
+
+Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
+selection's copy into the other buffer is the sort. The two buffers swap roles after each
+select; `_launch` returns the state that holds the newest population.
+
+Random numbers: Philox 4x32-10 with key = the run set's key and counter
+(row & 0xFFFFFFFF, row >> 32, iteration counter, stream), stream = kind + KINDS * block:
+
+- SCALARS (row = run * pop + rank, block 0): the operator's test (13) or (12), the sign s,
+  the scale (rand of (2) or of (4)) and an integer (Mr's count (3) or j of (6)); a
+  protozoan runs one operator, so these four are independent wherever they are used;
+- PAIRS (same row): block b holds (k-, k+) of pairs 2b and 2b+1 of (6);
+- MASK (same row): block b holds Fisher-Yates steps 2b and 2b+1 as (coordinate, value):
+  the value is Rand of (2) or rand of (9) at the coordinate that step picks;
+- DORMANT (same row): block b holds Rand of (1) at coordinates 4b..4b+3;
+- RUN (row = run): pf (11); RANKS (row = run): block b holds rank steps 4b..4b+3.
+
+A number depends on its counter only, never on the thread drawing it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from numba import njit, prange
+
+from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
+from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks, track_best,
+                      uniform)
+
+KINDS = 8  # stream = kind + KINDS * block
+SCALARS, PAIRS, MASK, DORMANT, RUN, RANKS = range(6)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _draw(key, row, step, kind, block):
+    r = np.uint64(row)
+    return philox(key, r & _LOW, r >> np.uint64(32), step, kind + KINDS * block)
+
+
+@njit(cache=True, inline="always")
+def _below(word, n):
+    """U{0..n-1} from a 32-bit word (multiply and shift: bias below n / 2**32)."""
+    return np.int64((np.uint64(word) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True, inline="always")
+def _clip(v, lo, hi):
+    """torch.clamp's clip: NaN stays NaN (then evaluates to NaN, counted, never kept)."""
+    if v < lo:
+        return np.float64(lo)
+    if v > hi:
+        return np.float64(hi)
+    return v
+
+
+@njit(cache=True)
+def _rank(f, order, renew, perm, jumps, pf_max, key, run, step):
+    """One run's ranks (order[r]: the row of rank r, best first) and which ranks renew."""
+    n = f.shape[0]
+    order[:] = np.argsort(f, kind="mergesort")  # stable: ties keep their row order
+    pf = pf_max * uniform(_draw(key, run, step, RUN, 0)[0])  # (11)
+    count = min(n, math.ceil(n * pf))
+    renew[:] = 0
+    zero = np.uint64(0)
+    words = (zero, zero, zero, zero)
+    for i in range(count):  # partial Fisher-Yates: `count` distinct ranks, O(count)
+        if i % 4 == 0:
+            words = _draw(key, run, step, RANKS, i // 4)
+        j = i + _below(words[i % 4], n - i)
+        jumps[i] = j
+        perm[i], perm[j] = perm[j], perm[i]
+        renew[perm[i]] = 1
+    for i in range(count - 1, -1, -1):  # undo the swaps: perm is the identity again
+        j = jumps[i]
+        perm[i], perm[j] = perm[j], perm[i]
+
+
+@njit(cache=True)
+def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress, swing, eps, perm, jumps,
+               pair_rows, pair_w, key, step):
+    """The candidate of rank `rank` (0-based) of one run into c (clipped); returns its operator.
+    x, f: the run's source buffer, read through `order`; swing = 1 + cos(t/T pi)."""
+    n, dim = x.shape
+    xi = x[order[rank]]
+    i = rank + 1
+    test, sign_word, scale_word, int_word = _draw(key, row, step, SCALARS, 0)
+    s = 1.0 if uniform(sign_word) < 0.5 else -1.0
+    xj = xi
+    scale, ff = 0.0, 0.0
+    if renew:
+        pdr = 0.5 * (1.0 + math.cos((1.0 - i / n) * math.pi))  # (13), with 1 + cos
+        if uniform(test) < pdr:
+            zero = np.uint64(0)
+            u = (zero, zero, zero, zero)
+            for d in range(dim):
+                if d % 4 == 0:
+                    u = _draw(key, row, step, DORMANT, d // 4)
+                point = lower[d] + np.float64(uniform(u[d % 4])) * (upper[d] - lower[d])  # (1)
+                c[d] = _clip(point, lower[d], upper[d])
+            return DORMANCY
+        kind = REPRODUCTION
+        scale = s * uniform(scale_word)  # s rand of (2)
+        ones = 1 + _below(int_word, dim)  # (3): ceil(rand D) ones, uniform on 1..D
+    else:
+        ff = uniform(scale_word) * swing  # (4)
+        ones = (dim * i + n - 1) // n  # (5): ceil(D i / N) ones
+        if uniform(test) < 0.5 * swing:  # (12): pah
+            kind = AUTOTROPH
+            xj = x[order[_below(int_word, n)]]
+            zero = np.uint64(0)
+            w = (zero, zero, zero, zero)
+            for p in range(n_pairs):  # rank rules of (6): k- < i < k+, except at both ends
+                if p % 2 == 0:
+                    w = _draw(key, row, step, PAIRS, p // 2)
+                minus = 0 if rank == 0 else _below(w[2 * (p % 2)], rank)
+                plus = n - 1 if rank == n - 1 else rank + 1 + _below(w[2 * (p % 2) + 1], n - 1 - rank)
+                pair_rows[p, 0], pair_rows[p, 1] = order[minus], order[plus]
+        else:
+            kind = HETEROTROPH
+            for p in range(n_pairs):  # neighbours i-k, i+k clamped into 1..N, (8)
+                pair_rows[p, 0], pair_rows[p, 1] = order[max(rank - p - 1, 0)], order[min(rank + p + 1, n - 1)]
+        for p in range(n_pairs):  # (7) or (10)
+            pair_w[p] = math.exp(-abs(np.float64(f[pair_rows[p, 0]]) / (f[pair_rows[p, 1]] + eps)))
+    for d in range(dim):
+        c[d] = _clip(np.float64(xi[d]), lower[d], upper[d])
+    zero = np.uint64(0)
+    w = (zero, zero, zero, zero)
+    for k in range(ones):  # partial Fisher-Yates over coordinates: `ones` distinct ones, O(ones)
+        if k % 2 == 0:
+            w = _draw(key, row, step, MASK, k // 2)
+        j = k + _below(w[2 * (k % 2)], dim - k)
+        value = np.float64(uniform(w[2 * (k % 2) + 1]))
+        jumps[k] = j
+        perm[k], perm[j] = perm[j], perm[k]
+        d = perm[k]
+        xd = np.float64(xi[d])
+        if kind == REPRODUCTION:
+            v = xd + scale * (lower[d] + value * (upper[d] - lower[d]))  # (2)
+        else:
+            pull = 0.0
+            for p in range(n_pairs):
+                pull += pair_w[p] * (np.float64(x[pair_rows[p, 0], d]) - x[pair_rows[p, 1], d])
+            pull /= n_pairs
+            if kind == AUTOTROPH:
+                v = xd + ff * (xj[d] - xd + pull)  # (6)
+            else:
+                near = (1.0 + s * value * (1.0 - progress)) * xd  # (9)
+                v = xd + ff * (near - xd + pull)  # (8)
+        c[d] = _clip(v, lower[d], upper[d])
+    for k in range(ones - 1, -1, -1):  # undo the swaps: perm is the identity again
+        j = jumps[k]
+        perm[k], perm[j] = perm[j], perm[k]
+    return kind
+
+
+@kernel
+def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, perm, jumps, pair_rows, pair_w, rank_perm, rank_jumps,
+           lower, upper, pf_max, n_pairs, max_iters, eps, f_in, fid, steps, move, select, best_x, best_f, hit, it,
+           target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
+    runs, pop, dim = xa.shape
+    blocks = block_f.shape[1]
+    half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
+    for k in range(steps):
+        step = counter[0]
+        progress = min((np.float64(t[0]) + 1.0) / max_iters, 1.0)  # t = 1..T, t/T capped at 1
+        swing = 1.0 + math.cos(progress * math.pi)
+        if move:
+            for run in prange(runs):
+                _rank(fa[run], order[run], renew[run], rank_perm[run], rank_jumps[run], pf_max, key, run, step)
+        for job in prange(runs * blocks):
+            run, b = job // blocks, job % blocks
+            best, best_i, nans = np.inf, b * half, 0
+            for part in (b, 2 * blocks - 1 - b):  # a low and a high slice of ranks: masks grow with the rank
+                for r in range(part * half, min(pop, (part + 1) * half)):
+                    row = run * pop + r
+                    if move:
+                        kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, row, renew[run, r],
+                                                   lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
+                                                   pair_rows[job], pair_w[job], key, step)
+                    if select:
+                        value, nan = new_value(fid, cand[run, r], f_in, row)
+                        nans += nan
+                        parent = order[run, r]
+                        fb[run, r] = value  # compared in the run's dtype, as eager does
+                        if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
+                            xb[run, r, :] = cand[run, r, :]
+                        else:
+                            fb[run, r] = fa[run, parent]
+                            xb[run, r, :] = xa[run, parent, :]
+                        if fb[run, r] < best:
+                            best, best_i = fb[run, r], r
+            block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
+        if move:
+            it[0] += 1
+            t[0] += 1
+        if select:
+            for run in range(runs):
+                m, i = reduce_blocks(block_f, block_i, run)
+                nan_evals[run] += block_nan[run].sum()
+                track_best(run, m, xb[run, i], best_x, best_f, hit, it, target, has_target, record, k)
+            counter[0] += 1
+            xa, fa, xb, fb = xb, fb, xa, fa  # the new population is the next source
+
+
+class NativeAPO(NativeIteration):
+    """`APO`'s iterations on the CPU: the state (x, f, t) stays the eager step's, in rank order."""
+
+    def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
+        # blocks of about 65,536 coordinates (16 to 256 rows): at D = 1,000 a row is ~10 us of
+        # work, and 256-row blocks would leave most threads idle at the paper's populations
+        super().__init__(problem, runs, algorithm.pop_size, target, seed,
+                         block_rows=max(16, min(BLOCK_ROWS, 2**16 // problem.dim)))
+        self.params = (float(algorithm.pf_max), int(algorithm.np), float(algorithm.max_iters))
+        dtype = problem.lower.dtype
+        self.eps = float(torch.finfo(dtype).eps)
+        pop, dim, jobs = self.pop, self.dim, runs * self.blocks
+        self.cand = torch.empty(runs, pop, dim, dtype=dtype)  # the last move's candidates (`moved`)
+        self.order = np.zeros((runs, pop), np.int64)  # rank r of a run is row order[run, r] of the source
+        self.renew = np.zeros((runs, pop), np.uint8)  # ranks doing dormancy or reproduction
+        self.kinds = np.zeros((runs, pop), np.int8)  # each rank's operator in the last move (tests, diagnostics)
+        # Fisher-Yates scratch, one row per parallel job; perm is back to the identity after each use.
+        self.perm, self.jumps = np.tile(np.arange(dim), (jobs, 1)), np.empty((jobs, dim), np.int64)
+        self.rank_perm, self.rank_jumps = np.tile(np.arange(pop), (runs, 1)), np.empty((runs, pop), np.int64)
+        self.pair_rows = np.empty((jobs, algorithm.np, 2), np.int64)
+        self.pair_w = np.empty((jobs, algorithm.np), np.float64)
+        self._other: tuple[torch.Tensor, torch.Tensor] | None = None  # the buffers a select writes
+        self._views: dict[int, tuple[torch.Tensor, np.ndarray]] = {}
+
+    def _spare(self, s) -> APOState:
+        """The other population buffers (never the state's own: prepare clones, we swap)."""
+        other = self._other
+        if other is None or other[0].shape != s.x.shape or other[0].data_ptr() == s.x.data_ptr():
+            other = (torch.empty_like(s.x), torch.empty_like(s.f))
+        return APOState(x=other[0], f=other[1], t=s.t)
+
+    def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
+        other, v = self._spare(s), self._view
+        f_in = v(s.f).reshape(-1) if f_in is None else self.values_in(s, f_in)
+        self.kernel(_steps)(
+            v(s.x), v(s.f), v(other.x), v(other.f), v(s.t), v(self.cand), self.order, self.renew, self.kinds,
+            self.perm, self.jumps, self.pair_rows, self.pair_w, self.rank_perm, self.rank_jumps, self.lower,
+            self.upper, *self.params, self.eps, f_in, self.fitness, steps, move, select,
+            *self.common_args(best_x, hit, it, best_f, record))
+        if select and steps % 2:  # an odd number of swaps: the newest population is in `other`
+            self._other = (s.x, s.f)
+            return other
+        self._other = (other.x, other.f)
+        return s
+
+    def _view(self, t: torch.Tensor) -> np.ndarray:
+        """native_view, kept per tensor: one costs about 1.5 us, and a launch takes 15 of them
+        (problems evaluated between kernel calls launch twice per iteration)."""
+        entry = self._views.get(id(t))
+        if entry is None or entry[0] is not t:
+            if len(self._views) > 32:  # tensors replaced (checkpoints, migration): forget the old ones
+                self._views.clear()
+            entry = self._views[id(t)] = (t, native_view(t))
+        return entry[1]
+
+    def common_args(self, best_x, hit, it, best_f, record):
+        v = self._view
+        return (v(best_x), v(best_f), v(hit), v(it), 0.0 if self.target is None else float(self.target),
+                self.target is not None, native_view(record), self.block_f, self.block_i, self.block_nan,
+                self.nan_evals, v(self.counter), self.seed)
+
+    def moved(self, s) -> torch.Tensor:
+        return self.cand

@@ -1,0 +1,535 @@
+"""FEP's generations as Numba kernels: the native fast path of the CPU engine.
+
+The math is `algorithms/fep.py`'s (paper 004, section 3, steps 3-6), which stays the
+reference (the tests compare the two with the same random numbers); the random numbers are
+the Triton kernels' (`cuda.py`), so the CPU and CUDA fast paths compute the same generations
+from the same key. `_generations` runs `steps` generations per call, each in four parts:
+
+1. per block of parents (prange): step 3, the mutation, into offspring buffers of their
+   own, and step 4, the offspring's values: inline for the built-in functions, else the
+   engine's problem evaluates `moved(s)` between a call with `move=True, select=False` and
+   one with `move=False, select=True`;
+2. per block of union members (prange), step 5: q opponents each, a win where f <= the
+   opponent's f (member i is parent i for i < mu, else offspring i - mu);
+3. per run (prange over runs), step 6: the survivors are the mu smallest keys
+   (q - wins, f), eager's `survivors`, with ties in both broken by the lower union index
+   (the Triton kernel's rule; eager's topk leaves such ties in no fixed order): levels
+   q - wins are counted, and only the level that holds the mu-th survivor is sorted. Then
+   the engine's bookkeeping (the union's best always survives: it wins every bout);
+4. per block of survivors (prange): their rows gathered, in union order as the Triton
+   kernel writes them, into the other of two population buffers, since the parents are
+   read while the survivors are written; `_launch` returns the state that holds them.
+
+Random numbers, Philox keyed by the run set's key, counters as in the Triton kernel: row
+r = run * mu + p, coordinate pair j = d // 2 of a row padded to 2 * half coordinates, g the
+generation. Counter (r * half + j, g, stream 0) gives words a, b, c, e: U[0,1) numbers
+(tl.random.uint_to_uniform_float) a, b for delta_j of coordinates 2j, 2j + 1 (Cauchy:
+tan((u - 1/2) pi)) and c, e for the radius of their N_j(0,1); stream 1's a, b give the
+angles. N_j(0,1) = sqrt(-2 log(1 - u)) cos(2 pi v) (Box-Muller; the Gaussian mutation's
+delta_j is the same radius times sin(2 pi v)). N(0,1) of individual r: words a, b of
+(r, g, stream 2). Opponent k of union member i: the high 32 bits of a * 2 mu, a the first
+word of (i, run, g, stream 3 + k).
+
+Numba leaves `math.log`, `math.cos`... as scalar calls into libm, which would cost more
+than the rest of a generation; these kernels take vectorisable polynomial versions instead
+(`_elementary`), in the run's dtype as the Triton kernels compute.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Context, Decimal
+
+import numpy as np
+import torch
+from numba import njit, prange, types
+from numba.extending import overload
+from numpy.polynomial import Chebyshev, Polynomial
+
+from ....algorithms.fep import learning_rates
+from ..native import BLOCK_ROWS, NativeIteration, kernel, native_view, objective, philox, track_best, uniform
+
+#: Coordinates drawn per pass of `_draw` (the pass's numbers stay in L1 until used).
+DRAW_COORDS = 2048
+#: Boxes within +-2^20 let the vectorised objectives reduce their arguments exactly.
+FAST_BOX = 2.0**20
+
+# -- vectorisable elementary functions ------------------------------------------------------
+_DEC = Context(prec=40)
+_LN2 = Decimal("0.6931471805599453094172321214581765680755")
+_PI = Decimal("3.141592653589793238462643383279502884197")
+
+
+def pi_error(ftype) -> float:
+    """pi rounded to ftype, minus pi (the Triton kernel's Cauchy angles are multiples of the former)."""
+    return float(_DEC.subtract(Decimal(float(ftype(math.pi))), _PI))
+
+
+def _split(value: Decimal, bits: int, ftype) -> tuple:
+    """value = hi + lo, hi on `bits` fractional bits, so that k * hi is exact for small k."""
+    hi = round(float(value) * 2**bits) / 2**bits
+    return ftype(hi), ftype(float(_DEC.subtract(value, Decimal(hi))))
+
+
+def _coefficients(ftype) -> dict:
+    """Polynomials (highest power first), about an ulp of ftype on the reduced ranges:
+    exp(r) for |r| <= ln2/2; atanh(s)/s, sin(a)/a and cos(a) in s^2 or a^2 for
+    |s| <= 3 - sqrt(8), |a| <= pi/4. float64: Taylor series; float32: Chebyshev interpolants
+    (near-minimax, so fewer terms; in float64 their monomial form loses more precision than
+    Taylor's extra terms cost)."""
+    if ftype is np.float64:
+        fact = math.factorial
+        return {"exp": tuple(1 / fact(k) for k in reversed(range(14))),
+                "atanh": tuple(1 / (2 * k + 1) for k in reversed(range(11))),
+                "sin": tuple((-1) ** k / fact(2 * k + 1) for k in reversed(range(8))),
+                "cos": tuple((-1) ** k / fact(2 * k) for k in reversed(range(9)))}
+
+    def fit(fn, hi, degree, lo=0.0):
+        p = Chebyshev.interpolate(fn, degree, domain=[lo, hi])
+        return tuple(p.convert(kind=Polynomial, domain=[lo, hi], window=[lo, hi]).coef[::-1])
+
+    r, s2, a2 = math.log(2) / 2, (3 - math.sqrt(8)) ** 2, (math.pi / 4) ** 2
+    return {"exp": fit(np.exp, r, 6, -r),
+            "atanh": fit(lambda t: np.arctanh(np.sqrt(t)) / np.sqrt(t), s2, 3),
+            "sin": fit(lambda t: np.sin(np.sqrt(t)) / np.sqrt(t), a2, 3),
+            "cos": fit(lambda t: np.cos(np.sqrt(t)), a2, 3)}
+
+
+def _elementary(ftype, itype) -> dict:
+    """exp, Box-Muller, Cauchy, cos(2 pi v) and sin in `ftype`, as branch-free code that
+    LLVM vectorises: exact range reductions, then `_coefficients`' polynomials. Valid where
+    the kernels use them: |z| < 80 for exp, 0 < w <= 1 for log, |v|, |a| < FAST_BOX."""
+    F, I = ftype, itype
+    bits, exponent_bias = (52, 1023) if ftype is np.float64 else (23, 127)  # IEEE 754 layout
+    mantissa, one_bits, shift, bias = I((1 << bits) - 1), I(exponent_bias << bits), I(bits), I(exponent_bias)
+    exp_c, atanh_c, sin_c, cos_c = (tuple(F(c) for c in cs) for cs in _coefficients(ftype).values())
+    ln2_hi, ln2_lo = _split(_LN2, 32 if bits == 52 else 16, F)
+    half_pi_hi, half_pi_lo = _split(_DEC.divide(_PI, 2), 32 if bits == 52 else 12, F)
+    ln2, inv_ln2, sqrt2 = F(math.log(2)), F(1 / math.log(2)), F(math.sqrt(2))
+    pi, two_pi, two_by_pi = F(math.pi), F(2 * math.pi), F(2 / math.pi)
+    zero, half, quarter, one, two, four = F(0), F(0.5), F(0.25), F(1), F(2), F(4)
+
+    @njit(inline="always")
+    def horner(c, r):
+        p = c[0]
+        for i in range(1, len(c)):
+            p = p * r + c[i]
+        return p
+
+    @njit(inline="always")
+    def exp(z):
+        k = np.floor(z * inv_ln2 + half)  # z = k ln2 + r, |r| <= ln2 / 2
+        r = (z - k * ln2_hi) - k * ln2_lo
+        return horner(exp_c, r) * I((I(k) + bias) << shift).view(F)  # times 2^k, made as a float's bits
+
+    @njit(inline="always")
+    def log(w):
+        b = F(w).view(I)
+        e = F((b >> shift) - bias)
+        m = I((b & mantissa) | one_bits).view(F)  # w = 2^e m, 1 <= m < 2
+        big = m > sqrt2
+        m, e = (m * half, e + one) if big else (m, e)
+        s = (m - one) / (m + one)  # log m = 2 atanh(s)
+        return e * ln2 + two * s * horner(atanh_c, s * s)
+
+    @njit(inline="always")
+    def sincos(a):  # |a| <= pi/4
+        a2 = a * a
+        return a * horner(sin_c, a2), horner(cos_c, a2)
+
+    @njit(inline="always")
+    def quadrant(a, n):
+        """(cos, sin) of a + n pi/2, |a| <= pi/4: sin and cos of a, swapped and negated."""
+        s, c = sincos(a)
+        q = I(n)
+        cos_v, sin_v = (s, c) if q & 1 else (c, s)
+        return -cos_v if (q + 1) & 2 else cos_v, -sin_v if q & 2 else sin_v
+
+    @njit(inline="always")
+    def turns(v):
+        """(cos, sin) of 2 pi v: v = n / 4 + t exactly, |t| <= 1/8."""
+        n = np.floor(four * v + half)
+        return quadrant(two_pi * (v - quarter * n), n)
+
+    @njit(inline="always")
+    def sin(a):
+        n = np.floor(a * two_by_pi + half)  # a = n pi/2 + r
+        return quadrant((a - n * half_pi_hi) - n * half_pi_lo, n)[1]
+
+    @njit(inline="always")
+    def cos_turns(v):
+        return turns(v)[0]
+
+    @njit(inline="always")
+    def box_muller(u, v):
+        """N(0,1) x 2 from U[0,1) x 2, as the Triton kernel's _box_muller (1 - u > 0)."""
+        c, s = turns(F(v))
+        radius = np.sqrt(-two * log(one - F(u)))
+        return radius * c, radius * s
+
+    @njit(inline="always")
+    def cauchy(u, pi_err):
+        """tan((u - 1/2) pi_F), pi_F = pi rounded to F = pi + pi_err, as the Triton kernel
+        takes sin / cos of that rounded angle: t = n / 2 + r exactly, |r| <= 1/4."""
+        t = F(u) - half
+        n = np.floor(two * t + half)
+        s, c = sincos(pi * (t - half * n) + pi_err * t)
+        num, den = (s, c) if n == zero else (-c, s)  # tan, or -cot a quarter turn on (one division)
+        return num / den
+
+    return {"exp": exp, "sin": sin, "cos_turns": cos_turns, "box_muller": box_muller, "cauchy": cauchy}
+
+
+_ELEMENTARY = {types.float32: _elementary(np.float32, np.int32), types.float64: _elementary(np.float64, np.int64)}
+
+
+# Functions for kernels only, compiled for the dtype of their last argument.
+def fast_exp(z):
+    """exp(z)."""
+
+
+def fast_sin(a):
+    """sin(a)."""
+
+
+def cos_turns(v):
+    """cos(2 pi v)."""
+
+
+def box_muller(u, v, like):
+    """Two N(0,1) from two U[0,1), in like's dtype."""
+
+
+def cauchy(u, pi_err):
+    """A standard Cauchy number from a U[0,1), in pi_err's dtype (see `_elementary`)."""
+
+
+@overload(fast_exp)
+def _fast_exp(z):
+    impl = _ELEMENTARY[z]["exp"]
+    return lambda z: impl(z)
+
+
+@overload(fast_sin)
+def _fast_sin(a):
+    impl = _ELEMENTARY[a]["sin"]
+    return lambda a: impl(a)
+
+
+@overload(cos_turns)
+def _cos_turns(v):
+    impl = _ELEMENTARY[v]["cos_turns"]
+    return lambda v: impl(v)
+
+
+@overload(box_muller)
+def _box_muller(u, v, like):
+    impl = _ELEMENTARY[like]["box_muller"]
+    return lambda u, v, like: impl(u, v)
+
+
+@overload(cauchy)
+def _cauchy(u, pi_err):
+    impl = _ELEMENTARY[pi_err]["cauchy"]
+    return lambda u, pi_err: impl(u, pi_err)
+
+
+# -- the parts of a generation (error_model="numpy": no division checks, which stop LLVM vectorising) --
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, error_model="numpy")
+def _draw_common(key, step, row0, row1, pi_err, n_i):
+    """The Triton kernel's N(0,1) of rows row0..row1 (run * mu + p), one per individual."""
+    for row in range(row0, row1):
+        c = np.uint64(row)
+        a, b, _, _ = philox(key, c & _LOW, c >> np.uint64(32), step, 2)
+        n_i[row - row0], _ = box_muller(uniform(a), uniform(b), pi_err)
+
+
+@njit(cache=True, error_model="numpy")
+def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j):
+    """The Triton kernel's delta_j and N_j(0,1) for rows row0..row1 (run * mu + p), rows
+    padded to 2 * half coordinates."""
+    first = row0 * half
+    for t in range(first, row1 * half):  # one pair of coordinates (both streams' words) per pass
+        c = np.uint64(t)
+        a, b, c0, c1 = philox(key, c & _LOW, c >> np.uint64(32), step, 0)
+        v0, v1, _, _ = philox(key, c & _LOW, c >> np.uint64(32), step, 1)
+        i = 2 * (t - first)
+        n_j[i], gauss0 = box_muller(uniform(c0), uniform(v0), pi_err)
+        n_j[i + 1], gauss1 = box_muller(uniform(c1), uniform(v1), pi_err)
+        if gaussian:
+            delta[i], delta[i + 1] = gauss0, gauss1
+        else:
+            delta[i], delta[i + 1] = cauchy(uniform(a), pi_err), cauchy(uniform(b), pi_err)
+
+
+@njit(cache=True, error_model="numpy")
+def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
+            half, given, drawn, scratch, fid, fast, terms):
+    """Step 3 for rows p0..p1 of `run`: offspring (x', eta') of parents (x, eta), some rows
+    at a time (their numbers drawn into `scratch`, then used); for the built-in functions
+    (fid > 0) also step 4, the rows' values while they are in L1."""
+    pop, dim = x.shape[1], x.shape[2]
+    width = 2 * half
+    rows = scratch.shape[1] // width
+    delta, n_j, n_i = scratch[0], scratch[1], scratch[2]  # n_i: the block's rows, from p0
+    if given.shape[0]:  # the test hook: the eager step's N(0,1), delta_j and N_j(0,1)
+        n_i[:p1 - p0] = given[2, run, p0:p1, 0]
+    else:
+        _draw_common(key, step, run * pop + p0, run * pop + p1, pi_err, n_i)
+        if drawn.shape[0]:  # the test hook: keep the numbers drawn
+            for p in range(p0, p1):
+                drawn[2, run, p] = n_i[p - p0]
+    for s0 in range(p0, p1, rows):
+        s1 = min(s0 + rows, p1)
+        if given.shape[0]:
+            for p in range(s0, s1):
+                delta[(p - s0) * width:(p - s0) * width + dim] = given[0, run, p]
+                n_j[(p - s0) * width:(p - s0) * width + dim] = given[1, run, p]
+        else:
+            _draw(key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j)
+            if drawn.shape[0]:
+                for p in range(s0, s1):
+                    drawn[0, run, p] = delta[(p - s0) * width:(p - s0) * width + dim]
+                    drawn[1, run, p] = n_j[(p - s0) * width:(p - s0) * width + dim]
+        for p in range(s0, s1):  # (1-D views indexed from 0: loops LLVM vectorises, unlike x[run, p, d])
+            at = (p - s0) * width
+            xp, ep, cxp, cep = x[run, p], eta[run, p], cx[run, p], ceta[run, p]
+            dp, njp, common = delta[at:at + dim], n_j[at:at + dim], tau_prime * n_i[p - p0]
+            for d in range(dim):  # x'(j) = x(j) + eta(j) delta_j (the old eta), clipped to the box;
+                cxp[d] = min(max(xp[d] + ep[d] * dp[d], lower[d]), upper[d])
+                # eta'(j) = eta(j) exp(tau' N(0,1) + tau N_j(0,1)), at least eta_min
+                cep[d] = max(ep[d] * fast_exp(common + tau * njp[d]), eta_min)
+        if fid:
+            _values(fid, fast, cx[run], cf[run], s0, s1, terms)
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _sum(terms, n):
+    """terms[:n] in float64, summed in the order the vectorised loop takes (fixed by the
+    compiled code: the same on every call and any number of threads)."""
+    acc = 0.0
+    for d in range(n):
+        acc += np.float64(terms[d])
+    return acc
+
+
+@njit(cache=True, error_model="numpy")
+def _values(fid, fast, x, f, p0, p1, terms):
+    """f[p] = the built-in function `fid` at x[p] for rows p0..p1, as native.objective
+    computes it (float64); but for paper 004's f1, f3-f5 when `fast`, a row's terms first
+    go to `terms` by a loop LLVM vectorises (sines and cosines from `_elementary`, in x's
+    dtype), then are summed."""
+    dim = x.shape[1]
+    if not fast or fid not in (1, 3, 6, 10):
+        for p in range(p0, p1):
+            f[p] = objective(fid, x[p])
+        return
+    for p in range(p0, p1):
+        xp = x[p]
+        if fid == 1:  # sphere
+            for d in range(dim):
+                v = np.float64(xp[d])
+                terms[d] = v * v
+            f[p] = _sum(terms, dim)
+        elif fid == 3:  # rastrigin
+            for d in range(dim):
+                v = np.float64(xp[d])
+                terms[d] = v * v - 10.0 * cos_turns(xp[d])
+            f[p] = 10.0 * dim + _sum(terms, dim)
+        elif fid == 6:  # rosenbrock
+            for d in range(dim - 1):
+                a, b = np.float64(xp[d]), np.float64(xp[d + 1])
+                terms[d] = 100.0 * (b - a * a) ** 2 + (a - 1.0) ** 2
+            f[p] = _sum(terms, dim - 1)
+        else:  # schwefel 2.26
+            for d in range(dim):
+                terms[d] = -np.float64(xp[d]) * fast_sin(np.sqrt(np.abs(xp[d])))
+            f[p] = _sum(terms, dim)
+
+
+@njit(cache=True)
+def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
+    """Step 4's values of rows p0..p1 of `run`, NaN -> +inf: the kernel's (inline) or the
+    engine's problem's (f_in); with the parents', in union order. Returns how many were NaN."""
+    pop = cf.shape[1]
+    nans = 0
+    for p in range(p0, p1):
+        value = cf[run, p] if inline else f_in[run * pop + p]
+        if value != value:
+            value, nans = np.inf, nans + 1
+        cf[run, p] = value
+        union_f[run, p], union_f[run, pop + p] = f[run, p], value
+    return nans
+
+
+@njit(cache=True, error_model="numpy")
+def _tournament(f, wins, given, run, i0, i1, q, step, key, opponents):
+    """Step 5 for union members i0..i1 of `run` (f, wins: the run's rows): wins against q
+    opponents drawn uniformly from the union, with replacement. All opponents are drawn
+    first (a loop LLVM vectorises; with the comparisons in it, it does not)."""
+    m, n = f.shape[0], i1 - i0
+    for k in range(q):
+        drawn = opponents[k]
+        if given.shape[0]:  # the test hook: the eager step's opponents, (runs, m q)
+            for r in range(n):
+                drawn[r] = given[run, (i0 + r) * q + k]
+        else:
+            for r in range(n):  # uniform on [0, m): the high word of a 32 x 32-bit product
+                a, _, _, _ = philox(key, i0 + r, run, step, 3 + k)
+                drawn[r] = (a * np.uint64(m)) >> np.uint64(32)
+    for r in range(n):
+        mine, won = f[i0 + r], 0
+        for k in range(q):
+            won += mine <= f[opponents[k, r]]
+        wins[i0 + r] = won
+
+
+@njit(cache=True)
+def _survivors(f, wins, keep, q):
+    """Step 6 for one run (its union's f and wins): into `keep`, in union order, the union
+    indices of the mu smallest keys (q - wins, f), ties by index. Returns the index of the
+    union's best member (the first on ties)."""
+    m = f.shape[0]
+    mu = m // 2
+    count = np.zeros(q + 1, np.int64)
+    for i in range(m):
+        count[q - wins[i]] += 1
+    cut, below = 0, 0
+    while below + count[cut] < mu:  # the level that holds the mu-th survivor
+        below += count[cut]
+        cut += 1
+    at_cut = np.empty(count[cut], f.dtype)
+    n = 0
+    for i in range(m):
+        if q - wins[i] == cut:
+            at_cut[n] = f[i]
+            n += 1
+    need = mu - below  # to take at the cut level: all below the need-th smallest f there,
+    limit = np.partition(at_cut, need - 1)[need - 1]  # then the first ones equal to it
+    ties = need - np.sum(at_cut < limit)
+    n = 0
+    for i in range(m):
+        level = q - wins[i]
+        tie = level == cut and f[i] == limit and ties > 0
+        if level < cut or (level == cut and f[i] < limit) or tie:
+            keep[n] = i
+            n += 1
+            ties -= tie
+    return np.argmin(f)
+
+
+@njit(cache=True)
+def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
+    """Survivors j0..j1 of `run` (parents or offspring) into the other buffers (ox, oeta, of)."""
+    mu, dim = x.shape[1], x.shape[2]
+    for j in range(j0, j1):
+        i = keep[run, j]
+        xs, es = (x[run, i], eta[run, i]) if i < mu else (cx[run, i - mu], ceta[run, i - mu])
+        of[run, j] = f[run, i] if i < mu else cf[run, i - mu]
+        xo, eo = ox[run, j], oeta[run, j]
+        for d in range(dim):
+            xo[d], eo[d] = xs[d], es[d]
+
+
+@kernel
+def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, terms, opponents, lower, upper,
+                 tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fast, half,
+                 steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
+                 nan_evals, counter, key):
+    """`steps` generations; the parents are in buffers a (x, eta, f), or in b after an odd
+    number of selections. Returns the number of selections."""
+    runs, pop, dim = xa.shape
+    blocks = block_nan.shape[1]
+    union_blocks = (2 * pop + BLOCK_ROWS - 1) // BLOCK_ROWS
+    flips = 0
+    for k in range(steps):
+        step = counter[0]
+        x, eta, f, ox, oeta, of = (xa, etaa, fa, xb, etab, fb) if flips % 2 == 0 else (xb, etab, fb, xa, etaa, fa)
+        for job in prange(runs * blocks):  # (3) mutation, (4) the offspring's values
+            run, b = job // blocks, job % blocks
+            p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
+            if move:
+                _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1,
+                        step, key, half, given_r, drawn_r, scratch[job], fid if select else 0, fast, terms[job])
+            if select:
+                block_nan[run, b] = _evaluate(cf, f, union_f, f_in, fid > 0, run, p0, p1)
+        if move:
+            it[0] += 1
+        if not select:
+            continue
+        for job in prange(runs * union_blocks):  # (5) q opponents for every member of the union
+            run, b = job // union_blocks, job % union_blocks
+            _tournament(union_f[run], wins[run], given_opponents, run, b * BLOCK_ROWS,
+                        min(2 * pop, (b + 1) * BLOCK_ROWS), q, step, key, opponents[job])
+        for run in prange(runs):  # (6) the mu with most wins; the engine's bookkeeping
+            i = _survivors(union_f[run], wins[run], keep[run], q)
+            nan_evals[run] += block_nan[run].sum()
+            point = x[run, i] if i < pop else cx[run, i - pop]
+            track_best(run, union_f[run, i], point, best_x, best_f, hit, it, target, has_target, record, k)
+        for job in prange(runs * blocks):  # the survivors, into the other buffers
+            run, b = job // blocks, job % blocks
+            _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS))
+        counter[0] += 1
+        flips += 1
+    return flips
+
+
+class NativeFEP(NativeIteration):
+    """`FEP`'s generations on the CPU; the population alternates between two buffers."""
+
+    def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
+        super().__init__(problem, runs, algorithm.pop_size, target, seed)
+        dtype = problem.lower.dtype
+        ftype = torch.empty(0, dtype=dtype).numpy().dtype.type
+        tau, tau_prime = learning_rates(self.dim)
+        eta_min = 0.0 if algorithm.eta_min is None else algorithm.eta_min  # (eta' >= 0 anyway)
+        self.coef = tuple(ftype(c) for c in (tau, tau_prime, eta_min, pi_error(ftype)))
+        self.q, self.gaussian = algorithm.q, algorithm.mutation == "gaussian"
+        self.half = max(2, 1 << (self.dim - 1).bit_length()) // 2  # the Triton kernel's coordinate pairs per row
+        shape = (runs, self.pop, self.dim)
+        self.child_x, self.child_eta = torch.empty(shape, dtype=dtype), torch.empty(shape, dtype=dtype)
+        self.child_f = torch.empty(runs, self.pop, dtype=dtype)
+        self.union_f = np.empty((runs, 2 * self.pop), ftype)
+        self.wins = np.empty((runs, 2 * self.pop), np.int64)
+        self.keep = np.empty((runs, self.pop), np.int64)
+        # Per job (block): the numbers of one pass of _draw, the terms of one objective value,
+        # the opponents of a block of union members.
+        width = 2 * self.half
+        self.scratch = np.empty((runs * self.blocks, 3, max(1, min(DRAW_COORDS // width, self.pop)) * width), ftype)
+        self.terms = np.empty((runs * self.blocks, self.dim), np.float64)
+        union_blocks = math.ceil(2 * self.pop / BLOCK_ROWS)
+        self.opponents = np.empty((runs * union_blocks, self.q, min(BLOCK_ROWS, 2 * self.pop)), np.int64)
+        box = max(float(abs(self.lower).max()), float(abs(self.upper).max()))
+        self.fast = box < FAST_BOX  # offspring are clipped to the box
+        # Test hooks, besides given_r: (3, runs, pop, dim) to store the numbers drawn in
+        # (delta_j, N_j(0,1), N(0,1) repeated along dim; given_r takes the same), and
+        # (runs, 2 pop q) opponents to use instead of Philox's.
+        self.drawn_r: torch.Tensor | None = None
+        self.given_opponents: torch.Tensor | None = None
+
+    def moved(self, s) -> torch.Tensor:
+        return self.child_x
+
+    def _other(self, s):
+        """Buffers like s's for the survivors: the previous generation's parents, or new ones."""
+        out = self.spare
+        if out is None or out.x.data_ptr() == s.x.data_ptr():
+            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
+        return out
+
+    def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
+        out = self._other(s)
+        none = np.empty((0, 0, 0, 0), self.union_f.dtype)
+        given_r, drawn_r = (none if t is None else native_view(t) for t in (self.given_r, self.drawn_r))
+        opponents = np.empty((0, 0), np.int64) if self.given_opponents is None else native_view(self.given_opponents)
+        flips = self.kernel(_generations)(
+            native_view(s.x), native_view(s.eta), native_view(s.f), native_view(out.x), native_view(out.eta),
+            native_view(out.f), native_view(self.child_x), native_view(self.child_eta), native_view(self.child_f),
+            self.union_f, self.wins, self.keep, self.scratch, self.terms, self.opponents, self.lower, self.upper,
+            *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in), self.fitness,
+            self.fast, self.half, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))
+        self.spare = s if flips % 2 else out
+        return out if flips % 2 else s

@@ -1,0 +1,270 @@
+"""The Firefly Algorithm's iterations as Numba kernels: the native fast path of the CPU engine.
+
+`algorithms/firefly.py` is the reference (the tests compare the two with the same random
+numbers); each update mode has a kernel doing `steps` iterations per call.
+
+- `update="synchronous"` (`_synchronous`): every firefly moves from the previous positions,
+  so the new population goes to the other of two buffers (they alternate, and `_launch`
+  returns the state holding the new one) and blocks of fireflies i of one run are
+  independent work. For firefly i, passes over all j (loops without calls, which the
+  compiler vectorises): r_ij^2 = |x_i|^2 + |x_j|^2 - 2 x_i.x_j as eager and the CUDA kernel
+  compute it (here in float64), the weights w_ij = [f_j < f_i] beta0 exp(-gamma r_ij^2)
+  (exp as a polynomial times a power of two), and the sums sum_j w_ij x_j and sum_j w_ij
+  (in four interleaved partial sums: a fixed order, so the same result on any number of
+  threads); the attraction is their difference. Then the noise alpha (2 u - 1) for a firefly
+  that has a brighter one (u from Philox with the CUDA kernel's counters: the row's
+  coordinate pair, iteration, stream 0), the clamp to the box and the objective.
+- `update="sequential"` (`_sequential`): paper 002's CPU listing, Gauss-Seidel: for i, then
+  for each j brighter than i (brightness as evaluated at the generation's start), x_i moves
+  towards the current x_j with fresh noise and is clamped after each move. Each move reads
+  the ones before it, so only runs go in parallel. The noise of the pair (i, j) is Philox's
+  with counter (the pair's coordinate pair ((run N + i) N + j) ceil(D/2) + d // 2, iteration,
+  stream 1): drawn only where j is brighter, and never one of the synchronous update's.
+
+Then, as in every native kernel, per run: the engine's bookkeeping on the new population.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from numba import njit, prange
+
+from .. import native
+from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks, track_best,
+                      uniform, word_pair)
+
+_MASK = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _select_rows(x, f, f_in, fid, run, start, stop, pop):
+    """Values of rows start..stop of `run` (inline, or the engine's), NaN -> +inf: the block's
+    best value, its index (the first on ties) and its NaN count."""
+    best, best_i, nans = np.inf, start, 0
+    for i in range(start, stop):
+        value, nan = new_value(fid, x[run, i], f_in, run * pop + i)
+        nans += nan
+        f[run, i] = value
+        value = f[run, i]  # compared in the run's dtype, as eager does
+        if value < best:
+            best, best_i = value, i
+    return best, best_i, nans
+
+
+@njit(cache=True)
+def _finish(x, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, k):
+    """The engine's bookkeeping of step k, per run, on the new population x."""
+    for run in range(x.shape[0]):
+        m, i = reduce_blocks(block_f, block_i, run)
+        nan_evals[run] += block_nan[run].sum()
+        track_best(run, m, x[run, i], best_x, best_f, hit, it, target, has_target, record, k)
+
+
+# exp r = 1 + r + r^2 P(r) on |r| <= ln(2)/2, highest power first: a near-minimax fit
+# (mpmath.chebyfit, relative error below 2**-60).
+_EXP = (2.0914679376583935e-09, 2.510520637395701e-08, 2.7557273661348637e-07, 2.7557255425746435e-06,
+        2.4801587325533363e-05, 0.00019841269874800493, 0.0013888888888883752, 0.008333333333326141,
+        0.04166666666666667, 0.1666666666666667, 0.5)
+_LN2 = (0.6931471803691238, 1.9082149292705877e-10)  # ln 2 in two parts: k * part is exact for |k| < 2**20
+_EXP_MIN = -708.0  # exp(-708) is about the smallest normal float64: weights below it count as 0
+
+
+@njit(cache=True, fastmath={"contract"})
+def _exp_parts(y):
+    """exp y = p 2**k for _EXP_MIN <= y <= 0 (y = k ln 2 + r): p, and 2**k's float64 bits."""
+    k = np.floor(y * (1.0 / math.log(2.0)) + 0.5)
+    r = (y - k * _LN2[0]) - k * _LN2[1]
+    acc = _EXP[0]
+    for m in range(1, len(_EXP)):
+        acc = acc * r + _EXP[m]
+    return 1.0 + r + r * r * acc, (np.int64(k) + 1023) << 52
+
+
+@njit(cache=True, inline="always")
+def _dot(a, b, ones):
+    """sum_j a_j b_j (sum_j a_j if `ones`) in four interleaved partial sums: a fixed order
+    (so a fixed result) whose additions the processor can overlap."""
+    s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+    n = a.shape[0] - a.shape[0] % 4
+    for j in range(0, n, 4):
+        s0 += a[j] * (1.0 if ones else b[j])
+        s1 += a[j + 1] * (1.0 if ones else b[j + 1])
+        s2 += a[j + 2] * (1.0 if ones else b[j + 2])
+        s3 += a[j + 3] * (1.0 if ones else b[j + 3])
+    for j in range(n, a.shape[0]):
+        s0 += a[j] * (1.0 if ones else b[j])
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True)
+def _attract(xs, fs, sq, xt, i, beta0, gamma, dot, w, bits, pull):
+    """Firefly i's weights w_ij = [f_j < f_i] beta0 exp(-gamma r_ij^2) and sums
+    pull_d = sum_j w_ij x_jd (from the population xs, fs, its squared norms sq and its
+    transpose xt); returns sum_j w_ij and how many j are brighter. Each pass is a loop
+    over j without calls (libm's exp would be one), so that it vectorises."""
+    pop, dim = xs.shape
+    dot[:] = 0.0
+    for d in range(dim):
+        a = np.float64(xs[i, d])
+        for j in range(pop):
+            dot[j] += a * xt[d, j]  # x_i . x_j
+    fi, brighter = fs[i], 0
+    for j in range(pop):
+        r2 = max((sq[i] + sq[j]) - 2.0 * dot[j], 0.0)
+        y = -gamma * r2
+        p, bits[j] = _exp_parts(max(y, _EXP_MIN))
+        is_brighter = fs[j] < fi
+        w[j] = beta0 * p if is_brighter and y >= _EXP_MIN else 0.0
+        brighter += is_brighter
+    scale = bits.view(np.float64)
+    for j in range(pop):
+        w[j] *= scale[j]
+    for d in range(dim):
+        pull[d] = _dot(w, xt[d], False)
+    return _dot(w, w, True), brighter
+
+
+@kernel
+def _synchronous(xa, fa, xb, fb, sq, xt, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, half, steps,
+                 move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
+                 nan_evals, counter, key):
+    runs, pop, dim = xa.shape
+    blocks = block_f.shape[1]
+    given = given_r.shape[0] > 0
+    xs, fs, xd, fd = xa, fa, xa, fa  # a select-only call: the population in place
+    for k in range(steps):
+        step = counter[0]
+        if move:  # read one buffer, write the other; the next step reads what this one wrote
+            xs, fs, xd, fd = (xa, fa, xb, fb) if k % 2 == 0 else (xb, fb, xa, fa)
+            for run in range(runs):  # O(N D) next to the pairs' O(N^2 D): serial
+                for j in range(pop):
+                    acc = 0.0
+                    for d in range(dim):
+                        acc += np.float64(xs[run, j, d]) * xs[run, j, d]
+                        xt[run, d, j] = xs[run, j, d]
+                    sq[run, j] = acc  # |x_j|^2
+        for job in prange(runs * blocks):
+            run, b = job // blocks, job % blocks
+            start, stop = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
+            if move:
+                dot, w, bits, pull = np.empty(pop), np.empty(pop), np.empty(pop, np.int64), np.empty(dim)
+                for i in range(start, stop):
+                    weight_sum, brighter = _attract(xs[run], fs[run], sq[run], xt[run], i, beta0, gamma, dot, w,
+                                                    bits, pull)
+                    for d in range(dim):
+                        xi = xs[run, i, d]
+                        moved = xi + (pull[d] - weight_sum * xi)
+                        if brighter:  # the brightest firefly gets no noise
+                            if given:  # the test hook: the eager step's own U[0, 1) numbers
+                                u = given_r[0, run, i, d]
+                            else:
+                                u = word_pair(key, run * pop + i, d, half, step, 0)[0]
+                            moved += alpha * (2.0 * u - 1.0)
+                        xd[run, i, d] = min(max(moved, lower[d]), upper[d])
+            if select:
+                block_f[run, b], block_i[run, b], block_nan[run, b] = _select_rows(xd, fd, f_in, fid, run, start,
+                                                                                   stop, pop)
+        if move:
+            it[0] += 1
+        if select:
+            _finish(xd, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, k)
+            counter[0] += 1
+
+
+@kernel
+def _sequential(x, f, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, half, steps, move, select, best_x,
+                best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
+    runs, pop, dim = x.shape
+    blocks = block_f.shape[1]
+    given = given_r.shape[0] > 0
+    for k in range(steps):
+        step = counter[0]
+        for run in prange(runs):  # each run in place, firefly after firefly
+            if move:
+                for i in range(pop):
+                    fi = f[run, i]  # brightness as evaluated at the generation's start
+                    for j in range(pop):
+                        if f[run, j] < fi:
+                            r2 = 0.0
+                            for d in range(dim):
+                                gap = np.float64(x[run, i, d]) - x[run, j, d]
+                                r2 += gap * gap
+                            beta = beta0 * math.exp(-gamma * r2)
+                            pair = (run * pop + i) * pop + j
+                            w0 = w1 = np.uint64(0)
+                            for d in range(dim):
+                                if given:  # the test hook: the eager step's (runs, N, N, D) numbers
+                                    u = given_r[0, run, i, j, d]
+                                else:
+                                    if d % 2 == 0:  # one Philox call per pair of coordinates
+                                        c = np.uint64(pair * half + d // 2)
+                                        w0, w1, _, _ = philox(key, c & _MASK, c >> np.uint64(32), step, 1)
+                                    u = uniform(w0 if d % 2 == 0 else w1)
+                                xi = x[run, i, d]
+                                moved = xi + beta * (x[run, j, d] - xi) + alpha * (2.0 * u - 1.0)
+                                x[run, i, d] = min(max(moved, lower[d]), upper[d])
+            if select:
+                for b in range(blocks):
+                    block_f[run, b], block_i[run, b], block_nan[run, b] = _select_rows(
+                        x, f, f_in, fid, run, b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS), pop)
+        if move:
+            it[0] += 1
+        if select:
+            _finish(x, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, k)
+            counter[0] += 1
+
+
+class NativeFirefly(NativeIteration):
+    """`Firefly`'s iterations on the CPU: sequential ones in place, synchronous ones
+    alternating between the state's buffers and a second set (`_launch` returns the state
+    that holds the new population)."""
+
+    def work(self) -> int:
+        return self.runs * self.pop * self.pop * max(self.dim, 4)  # all pairs
+
+    def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
+        super().__init__(problem, runs, algorithm.pop_size, target, seed)
+        self.sequential = algorithm.update == "sequential"
+        self.coef = (float(algorithm.alpha), float(algorithm.beta0), float(algorithm.gamma))
+        if self.sequential:
+            self.half = (problem.dim + 1) // 2  # Philox calls per pair (i, j)
+        else:  # the CUDA kernel's coordinate pairs per row (its rows are padded to 16 or more for tl.dot)
+            self.half = max(16, 1 << (problem.dim - 1).bit_length()) // 2
+            self.sq = np.empty((runs, self.pop))  # |x_j|^2
+            self.xt = np.empty((runs, problem.dim, self.pop))  # the population transposed, in float64
+
+    def kernel(self, compiled):
+        """The parallel build when an iteration's pairs (runs N^2 D) are worth opening a parallel
+        region and there are blocks (or, sequentially, runs) for more than one thread."""
+        work = self.runs * self.pop * self.pop * self.dim
+        spread = self.runs if self.sequential else self.runs * self.blocks
+        big = work >= native.PARALLEL_MIN and spread > 1
+        return compiled.parallel if big and native.threads() > 1 else compiled.serial
+
+    def _other(self, s):
+        """Buffers for the next population: the previous state's, unless they are s's."""
+        out = self.spare
+        if out is None or out.x.data_ptr() == s.x.data_ptr():
+            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
+        return out
+
+    def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
+        x = native_view(s.x)
+        given = self.given_r
+        given = native_view(given) if given is not None else np.empty((0,) * (5 if self.sequential else 4), x.dtype)
+        common = (*self.coef, given, self.values_in(s, f_in), self.fitness, self.half, steps, move, select,
+                  *self.common_args(best_x, hit, it, best_f, record))
+        if self.sequential:
+            self.kernel(_sequential)(x, native_view(s.f), self.lower, self.upper, *common)
+            return s
+        out = self._other(s) if move else s
+        self.kernel(_synchronous)(x, native_view(s.f), native_view(out.x), native_view(out.f), self.sq, self.xt,
+                                  self.lower, self.upper, *common)
+        if move and steps % 2:  # the new population is in out
+            self.spare, s = s, out
+        elif move:
+            self.spare = out
+        return s

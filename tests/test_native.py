@@ -1,0 +1,193 @@
+"""The native CPU kernels (`engine="native"`, Numba) against the algorithms' eager steps.
+
+With the eager step's own random numbers fed in, one native iteration must give the same
+state; with the kernels' Philox stream, runs must converge like eager runs, give the same
+numbers on any number of threads, and (where an algorithm also has Triton kernels) the same
+numbers as the fused CUDA path with the same key.
+"""
+
+import numba
+import pytest
+import torch
+from scipy import stats
+
+import heuriscale as hs
+from heuriscale.engine.fused import native as native_module
+from heuriscale.engine.fused import why_not_native
+
+PROBLEMS = {  # the first ones are computed inside the kernel, the last two by the problem
+    "sphere": lambda: hs.get_problem("sphere", dim=5),
+    "euclidean": lambda: hs.get_problem("euclidean", dim=2),
+    "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
+    "ackley": lambda: hs.get_problem("ackley", dim=7),
+    "griewank": lambda: hs.get_problem("griewank", dim=6),
+    "rosenbrock": lambda: hs.get_problem("rosenbrock", dim=5),
+    "schwefel-2.26": lambda: hs.get_problem("schwefel-2.26", dim=4),
+    "hgbat": lambda: hs.get_problem("hgbat", dim=3),
+    "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
+    "spring": lambda: hs.get_problem("spring"),
+}
+ALGORITHMS = {  # population 300: more than one block of rows, and not a multiple of one
+    "pso": lambda: hs.PSO(pop_size=300),
+}
+STEP_CASES = [(a, p) for a in ALGORITHMS for p in sorted(PROBLEMS)]
+
+
+def _tolerances(runner, dtype):
+    eps = torch.finfo(getattr(torch, dtype)).eps
+    scale = float(torch.maximum(runner.problem.lower.abs(), runner.problem.upper.abs()).max())
+    return eps, scale
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("algorithm,name", STEP_CASES)
+def test_one_native_step_equals_the_eager_step_with_the_same_random_numbers(algorithm, name, dtype):
+    algo = ALGORITHMS[algorithm]()
+    runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device="cpu", dtype=dtype, engine="native")
+    native = runner._fused
+    assert runner._engine_used() == "native"
+    eps, scale = _tolerances(runner, dtype)
+    for k in range(3):
+        before = native.prepare(runner.state)  # a copy
+        best_before = runner.best_f.clone()
+        torch.manual_seed(100 + k)
+        native.given_r = torch.stack([torch.rand_like(before.x), torch.rand_like(before.x)])
+        runner.step(1)
+        torch.manual_seed(100 + k)  # the eager step draws the same numbers
+        expected = algo.step(runner._guarded, before)
+        f_scale = float(expected.f.abs().max())
+        for field, want in vars(expected).items():
+            atol = 64 * eps * (f_scale if field.endswith("f") else scale)
+            torch.testing.assert_close(getattr(runner.state, field), want, rtol=64 * eps, atol=atol, msg=field)
+        torch.testing.assert_close(runner.best_f, torch.minimum(best_before, expected.f.amin(-1)),
+                                   rtol=64 * eps, atol=64 * eps * f_scale)
+    assert runner.iteration == 3 and int(runner._it) == 3
+
+
+@pytest.mark.parametrize("algorithm", ["pso"])
+def test_native_and_fused_kernels_draw_the_same_numbers(algorithm):
+    """Same seed, same key, same Philox counters: the CPU and CUDA fast paths compute the same
+    iterations (here the Triton kernels run in its interpreter) up to rounding."""
+    pytest.importorskip("triton")
+    make = {"pso": lambda: hs.PSO(pop_size=37)}[algorithm]
+    runs = {e: hs.Runner("rastrigin", make(), dim=5, runs=2, seed=9, device="cpu", dtype="float64", engine=e)
+            for e in ("native", "fused")}
+    for runner in runs.values():
+        runner.step(3)
+    native, fused = (vars(runs[e].state) for e in ("native", "fused"))
+    for field in native:
+        torch.testing.assert_close(native[field], fused[field], rtol=1e-9, atol=1e-9, msg=field)
+    torch.testing.assert_close(runs["native"].best_f, runs["fused"].best_f, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_results_do_not_depend_on_the_number_of_threads(algorithm, monkeypatch):
+    make = ALGORITHMS[algorithm]
+    kw = dict(dim=6, iters=30, runs=3, seed=4, device="cpu", engine="native")
+    results = []
+    before = numba.get_num_threads()
+    try:
+        for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
+            numba.set_num_threads(threads)  # one thread, all threads (parallel builds), the serial build
+            monkeypatch.setattr(native_module, "PARALLEL_MIN", parallel_min)
+            results.append(hs.minimize("rastrigin", make(), **kw))
+    finally:
+        numba.set_num_threads(before)
+    for other in results[1:]:
+        assert torch.equal(results[0].best_f, other.best_f) and torch.equal(results[0].best_x, other.best_x)
+        assert torch.equal(results[0].history_f, other.history_f)
+    assert results[0].extra["cpu_threads"] == 1 and results[1].extra["cpu_threads"] == numba.config.NUMBA_NUM_THREADS
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_native_runs_converge_like_eager_runs(algorithm):
+    make = ALGORITHMS[algorithm]
+    kw = dict(dim=4, iters=100, runs=30, device="cpu")
+    eager = hs.minimize("rastrigin", make(), engine="eager", seed=0, **kw)
+    native = hs.minimize("rastrigin", make(), engine="native", seed=1, **kw)
+    assert native.extra["engine"] == "native" and native.iterations == 100
+    assert torch.isfinite(native.best_f).all()
+    assert stats.mannwhitneyu(eager.best_f.numpy(), native.best_f.numpy()).pvalue > 1e-3
+    assert (native.history_f[:, 1:] <= native.history_f[:, :-1]).all()
+    assert torch.equal(native.best_f, native.history_f.amin(1))  # best-so-far over every iteration
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_problems_evaluated_between_kernel_calls_give_the_inline_numbers(algorithm):
+    make = ALGORITHMS[algorithm]
+    kw = dict(iters=25, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
+    inline = hs.minimize("rastrigin", make(), dim=3, **kw)
+    rastrigin = hs.get_problem("rastrigin", dim=3)
+    by_torch = hs.minimize(hs.TorchFunction(rastrigin.evaluate, 3, -5.12, 5.12), make(), **kw)
+    on_host = hs.minimize(hs.NumpyFunction(lambda X: rastrigin.evaluate(torch.from_numpy(X)).numpy(), 3, -5.12, 5.12),
+                          make(), **kw)
+    for other in (by_torch, on_host):
+        torch.testing.assert_close(inline.best_f, other.best_f, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(inline.history_f, other.history_f, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(algorithm):
+    def half_nan(x):
+        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+
+    problem = hs.TorchFunction(half_nan, 3, -1.0, 1.0)
+    runner = hs.Runner(problem, ALGORITHMS[algorithm](), runs=2, seed=0, device="cpu", engine="native")
+    runner.step(10)
+    r = runner.result()
+    assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all()
+    assert (r.best_x[:, 0] <= 0).all()
+    x = runner.state.x
+    assert ((x >= -1.0) & (x <= 1.0)).all()
+
+
+def test_inline_objectives_equal_the_problems():
+    from heuriscale.engine.fused.native import INLINE, objective
+    from heuriscale.problems.classic import CLASSIC
+
+    x = torch.rand(50, 7, dtype=torch.float64) * 4 - 2
+    for name, spec in CLASSIC.items():
+        fid = INLINE[spec.fn]
+        want = spec.fn(x)
+        got = torch.tensor([objective(fid, row) for row in x.numpy()], dtype=torch.float64)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=name)
+
+
+def test_target_iteration_and_chunks_of_steps():
+    kw = dict(dim=2, runs=2, seed=3, device="cpu", engine="native")
+    r = hs.minimize("sphere", hs.PSO(pop_size=16), target=1e-2, iters=200, **kw)
+    assert r.stop_reason == "target"
+    hit = (r.evals_to_target - 16) // 16
+    for run in range(2):
+        reached = r.history_iter[r.history_f[run] <= 1e-2][0]
+        assert int(hit[run]) == int(reached)
+    one_call = hs.Runner("sphere", hs.PSO(pop_size=16), **kw)
+    one_call.step(40)
+    by_one = hs.Runner("sphere", hs.PSO(pop_size=16), **kw)
+    for _ in range(40):
+        by_one.step(1)
+    assert torch.equal(one_call.best_f, by_one.best_f) and torch.equal(one_call.state.x, by_one.state.x)
+
+
+def test_checkpoints_of_native_runs_resume_bit_for_bit(tmp_path):
+    kw = dict(dim=3, runs=2, seed=6, device="cpu", engine="native")
+    whole = hs.minimize("rastrigin", hs.PSO(pop_size=20), iters=60, **kw)
+    path = tmp_path / "run.pt"
+    runner = hs.Runner("rastrigin", hs.PSO(pop_size=20), **kw)
+    runner.step(25)
+    torch.save(runner.state_dict(), path)
+    resumed = hs.minimize("rastrigin", hs.PSO(pop_size=20), iters=60, resume=path, **kw)
+    assert torch.equal(whole.best_f, resumed.best_f) and torch.equal(whole.best_x, resumed.best_x)
+
+
+def test_auto_picks_the_native_kernels_on_the_cpu_and_says_why_not():
+    r = hs.minimize("sphere", "pso", dim=5, iters=20_000, runs=2, seed=1, device="cpu")
+    assert r.extra["engine"] == "native", r.extra["engine_reason"]
+    assert (r.best_f < 1e-6).all()
+    sphere, cpu = hs.get_problem("sphere", dim=3), torch.device("cpu")
+    assert why_not_native(hs.PSO(), sphere, cpu) is None
+    assert "on the CPU" in why_not_native(hs.PSO(), sphere, torch.device("meta"))
+    from heuriscale.engine.runner import _check_engine
+
+    with pytest.raises(ValueError, match="engine 'native' is not available: native kernels run on the CPU"):
+        _check_engine("native", torch.device("meta"), sphere, hs.PSO())

@@ -1,0 +1,213 @@
+"""APO's native CPU kernel (`engine="native"`) against the eager step, `algorithms/apo.py`.
+
+The kernel draws Philox numbers, not torch's, so the two are compared in distribution:
+final best values, each operator's share, the masks' sizes and coordinates, dormancy's
+points. The rest is exact: the same numbers on any number of threads, with the problem
+inline or evaluated between kernel calls, in one call or many, and across a checkpoint.
+"""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+import heuriscale as hs
+from heuriscale.algorithms.apo import APO, AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION
+from heuriscale.engine.fused import native as native_module
+from heuriscale.engine.rng import RngStream
+
+CONVERGENCE = {  # the shifted sphere is evaluated by the problem, between two kernel calls
+    "rastrigin-10": lambda: hs.get_problem("rastrigin", dim=10),
+    "rosenbrock-5": lambda: hs.get_problem("rosenbrock", dim=5),
+    "shifted-sphere-10": lambda: hs.get_problem("sphere", dim=10, shift=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERGENCE))
+def test_native_runs_converge_like_eager_runs(name):
+    inline = native_module.fitness_id(CONVERGENCE[name]()) != 0
+    assert inline == (not name.startswith("shifted"))
+    kw = dict(iters=100, runs=24, device="cpu")
+    eager = hs.minimize(CONVERGENCE[name](), APO(pop_size=20), engine="eager", seed=0, **kw)
+    native = hs.minimize(CONVERGENCE[name](), APO(pop_size=20), engine="native", seed=1, **kw)
+    assert native.extra["engine"] == "native" and native.iterations == 100
+    assert torch.isfinite(native.best_f).all()
+    assert stats.mannwhitneyu(eager.best_f.numpy(), native.best_f.numpy()).pvalue > 1e-3
+    assert (native.history_f[:, 1:] <= native.history_f[:, :-1]).all()
+    assert torch.equal(native.best_f, native.history_f.amin(1))
+
+
+def _native_candidates(runner):
+    """Like `APO.candidates` for a native runner: sorted parents, their values, the (clipped)
+    candidates and each rank's operator, from one move-only kernel call on a copy."""
+    fused = runner._fused
+    s = fused.prepare(runner.state)
+    record = torch.empty(1, runner.runs, dtype=runner.dtype)
+    fused._launch(s, runner.best_x.clone(), runner._hit_iter.clone(), runner._it.clone(), runner.best_f.clone(),
+                  1, record, True, False, None)
+    order = torch.from_numpy(fused.order)
+    x = s.x.gather(1, order[..., None].expand(-1, -1, s.x.shape[-1]))
+    return x, s.f.gather(1, order), fused.cand.clone(), torch.from_numpy(fused.kinds.astype(np.int64))
+
+
+def _eager_candidates(problem, algo, runs):
+    problem = problem.to("cpu", torch.float64)
+    with RngStream(torch.device("cpu"), 0):
+        x, f, x_new, kind = algo.candidates(problem, algo.init(problem, runs))
+    return x, f, x_new.clamp(problem.lower, problem.upper), kind
+
+
+def test_operator_shares_and_mask_sizes_match_eager():
+    n, dim, runs = 60, 12, 200
+    algo = APO(pop_size=n, pf_max=0.1, max_iters=100)
+    # the first iteration: no parent on a bound yet, so every masked coordinate moves
+    runner = hs.Runner("sphere", algo, dim=dim, runs=runs, seed=0, device="cpu", dtype="float64", engine="native")
+    native = _native_candidates(runner)
+    eager = _eager_candidates(hs.get_problem("sphere", dim=dim), algo, runs)
+    ranks = torch.arange(1, n + 1).expand(runs, n)
+    renewing = {}
+    for who, (x, f, x_new, kind) in (("native", native), ("eager", eager)):
+        assert (f[:, 1:] >= f[:, :-1]).all(), who  # sorted, rank 1 first
+        renew = (kind == DORMANCY) | (kind == REPRODUCTION)
+        renewing[who] = renew.sum(1).numpy()
+        # ceil(N pf_max U) ranks: at most ceil(N pf_max), 3.5 on average for N = 60
+        assert renewing[who].max() <= math.ceil(n * 0.1) and 3.2 < renewing[who].mean() < 3.8, who
+        foragers = (kind == AUTOTROPH) | (kind == HETEROTROPH)
+        assert float((kind == AUTOTROPH).sum() / foragers.sum()) > 0.98, who  # pah(t=1 of 100) = 0.9998
+        changed = (x_new != x).sum(-1)
+        assert torch.equal(changed[foragers], ((dim * ranks + n - 1) // n)[foragers]), who  # ceil(D i / N)
+        moved = changed[kind == REPRODUCTION].double()  # ceil(rand D): uniform on 1..D
+        assert moved.numel() > 200 and moved.min() >= 1 and moved.max() <= dim, who
+        assert abs(float(moved.mean()) - (dim + 1) / 2) < 0.6, who
+        # every coordinate as likely to move: a forager of rank i moves each one with chance ones/D
+        share = (x_new != x)[foragers].double().mean(0) / (changed[foragers].double().mean() / dim)
+        assert ((share - 1).abs() < 0.05).all(), (who, share)
+    assert stats.mannwhitneyu(renewing["native"], renewing["eager"]).pvalue > 1e-3
+    # (13): dormancy's chance grows with the rank; the dormant ranks are distributed alike
+    dormant = {who: ranks[c[3] == DORMANCY].numpy() for who, c in (("native", native), ("eager", eager))}
+    assert dormant["native"].size > 200 and dormant["native"].mean() > n / 2 + 5
+    assert stats.mannwhitneyu(dormant["native"], dormant["eager"]).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("steps", [5, 9])
+def test_autotroph_share_follows_pah(steps):
+    algo = APO(pop_size=60, max_iters=10)
+    runner = hs.Runner("rastrigin", algo, dim=4, runs=200, seed=1, device="cpu", dtype="float64", engine="native")
+    runner.step(steps)
+    assert float(runner.state.t) == steps
+    kind = _native_candidates(runner)[3]
+    pah = 0.5 * (1 + math.cos(min((steps + 1) / 10, 1.0) * math.pi))  # (12) at t = steps + 1
+    foragers = (kind == AUTOTROPH) | (kind == HETEROTROPH)
+    assert abs(float((kind == AUTOTROPH).sum() / foragers.sum()) - pah) < 0.02
+
+
+def test_dormancy_points_are_uniform_in_the_bounds():
+    problem = hs.TorchFunction(lambda x: (x * x).sum(-1), 3, [-1.0, 0.0, 10.0], [1.0, 5.0, 30.0])
+    runner = hs.Runner(problem, APO(pop_size=400, pf_max=1.0, max_iters=10), runs=20, seed=2, device="cpu",
+                       dtype="float64", engine="native")
+    _, _, x_new, kind = _native_candidates(runner)
+    points = x_new[kind == DORMANCY]
+    assert points.shape[0] > 500
+    for c in range(3):
+        lo, hi = float(problem.lower[c]), float(problem.upper[c])
+        assert bool(((points[:, c] >= lo) & (points[:, c] <= hi)).all())
+        assert stats.kstest(points[:, c].numpy(), "uniform", args=(lo, hi - lo)).pvalue > 1e-3
+
+
+PROBLEMS = {
+    "inline": lambda: hs.get_problem("rastrigin", dim=6),
+    "between-calls": lambda: hs.get_problem("rastrigin", dim=6, shift=0),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(PROBLEMS))
+def test_results_do_not_depend_on_the_number_of_threads(problem, monkeypatch):
+    kw = dict(iters=30, runs=3, seed=4, device="cpu", engine="native")
+    results = []
+    before = numba.get_num_threads()
+    try:
+        for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
+            numba.set_num_threads(threads)  # one thread, all threads (parallel builds), the serial build
+            monkeypatch.setattr(native_module, "PARALLEL_MIN", parallel_min)
+            results.append(hs.minimize(PROBLEMS[problem](), APO(pop_size=300), **kw))  # two blocks of rows
+    finally:
+        numba.set_num_threads(before)
+    for other in results[1:]:
+        assert torch.equal(results[0].best_f, other.best_f) and torch.equal(results[0].best_x, other.best_x)
+        assert torch.equal(results[0].history_f, other.history_f)
+    assert results[0].extra["cpu_threads"] == 1 and results[1].extra["cpu_threads"] == numba.config.NUMBA_NUM_THREADS
+    assert (results[0].history_f[:, -1] < results[0].history_f[:, 0]).all()
+
+
+def test_problems_evaluated_between_kernel_calls_give_the_inline_numbers():
+    kw = dict(iters=25, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
+    inline = hs.minimize("rastrigin", APO(pop_size=30), dim=3, **kw)
+    rastrigin = hs.get_problem("rastrigin", dim=3)
+    by_torch = hs.minimize(hs.TorchFunction(rastrigin.evaluate, 3, -5.12, 5.12), APO(pop_size=30), **kw)
+    on_host = hs.minimize(hs.NumpyFunction(lambda X: rastrigin.evaluate(torch.from_numpy(X)).numpy(), 3, -5.12, 5.12),
+                          APO(pop_size=30), **kw)
+    for other in (by_torch, on_host):
+        torch.testing.assert_close(inline.best_f, other.best_f, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(inline.history_f, other.history_f, rtol=1e-9, atol=1e-9)
+
+
+def test_nan_fitness_is_counted_and_never_best_and_bounds_hold():
+    def half_nan(x):
+        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+
+    problem = hs.TorchFunction(half_nan, 3, -1.0, 1.0)
+    runner = hs.Runner(problem, APO(pop_size=20, max_iters=10), runs=2, seed=0, device="cpu", engine="native")
+    runner.step(10)
+    r = runner.result()
+    assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all()
+    assert (r.best_x[:, 0] <= 0).all()
+    x = runner.state.x
+    assert ((x >= -1.0) & (x <= 1.0)).all()
+
+
+def test_nan_values_of_inline_objectives_are_counted_per_run():
+    runner = hs.Runner("sphere", APO(pop_size=40, max_iters=10), dim=4, runs=2, seed=0, device="cpu",
+                       dtype="float64", engine="native")
+    runner.state.f[0] = math.inf  # run 0: every weight of (7) and (10) is exp(-inf/inf) = NaN
+    fused, s = runner._fused, runner.state
+    carry = (runner.best_x, runner._hit_iter, runner._it, runner.best_f)
+    record = torch.empty(1, 2, dtype=torch.float64)
+    s = fused._launch(s, *carry, 1, record, True, False, None)
+    nan_rows = fused.cand.isnan().any(-1).sum(1)
+    s = fused._launch(s, *carry, 1, record, False, True, None)  # the kernel evaluates sphere inline
+    assert int(nan_rows[0]) > 20 and torch.equal(runner._guarded.nan_evals, nan_rows)
+    assert not s.f.isnan().any() and torch.isfinite(runner.best_f).all() and torch.isfinite(record).all()
+
+
+def test_greedy_selection_never_makes_a_protozoan_worse():
+    runner = hs.Runner("rastrigin", APO(pop_size=30, max_iters=50), dim=5, runs=4, seed=0, device="cpu",
+                       dtype="float64", engine="native")
+    rastrigin = hs.get_problem("rastrigin", dim=5)
+    improved = 0
+    for _ in range(50):
+        before = runner.state.f.sort(-1).values  # the step works on the sorted population
+        runner.step()
+        assert bool((runner.state.f <= before).all())
+        improved += int((runner.state.f < before).sum())
+        torch.testing.assert_close(runner.state.f, rastrigin.evaluate(runner.state.x), rtol=1e-12, atol=1e-12)
+    assert improved > 0 and float(runner.state.t) == 50
+
+
+def test_chunks_of_steps_and_checkpoints_give_the_same_runs(tmp_path):
+    kw = dict(dim=3, runs=2, seed=6, device="cpu", engine="native")
+    one_call = hs.Runner("rastrigin", APO(pop_size=20, max_iters=41), **kw)
+    one_call.step(41)  # odd: the newest population is in the other buffer
+    by_one = hs.Runner("rastrigin", APO(pop_size=20, max_iters=41), **kw)
+    for _ in range(41):
+        by_one.step(1)
+    assert torch.equal(one_call.best_f, by_one.best_f) and torch.equal(one_call.state.x, by_one.state.x)
+    whole = hs.minimize("rastrigin", APO(pop_size=20), iters=60, **kw)
+    path = tmp_path / "run.pt"
+    runner = hs.Runner("rastrigin", APO(pop_size=20, max_iters=60), **kw)
+    runner.step(25)
+    torch.save(runner.state_dict(), path)
+    resumed = hs.minimize("rastrigin", APO(pop_size=20), iters=60, resume=path, **kw)
+    assert torch.equal(whole.best_f, resumed.best_f) and torch.equal(whole.best_x, resumed.best_x)
