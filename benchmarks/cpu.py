@@ -240,7 +240,7 @@ def best_per_iteration(run: Callable[[int], object], target_s: float, max_iters:
 def set_threads(n: int) -> None:
     """Threads of the native kernels and of torch (eager)."""
     try:
-        from heuriscale.engine.fused.native import set_cpu_threads
+        from heuriscale.engine import set_cpu_threads
     except ImportError:  # no Numba: only torch's threads matter
         torch.set_num_threads(n)
         return
@@ -655,7 +655,7 @@ def markdown(report: dict) -> str:
         f"Numba {m['numba']}, NumPy {m['numpy']}, pyswarms {m['pyswarms'] or '-'}, mealpy {m['mealpy'] or '-'}.",
         f"- Date: {m['date']}. Code: commit `{m['commit'] or 'unknown'}`. Command: `{s['command']}` "
         f"({s['wall_s']:.0f} s).",
-        f"- Seconds per iteration, best of up to {REPEATS} batches of about {s['target_s']} s each after a warm-up "
+        f"- Seconds per iteration, best of up to {REPEATS} batches of about {s['target_s']:.2g} s each after a warm-up "
         "(iterations per batch: second table). `1T` = one thread, "
         f"`{s['threads_all']}T` = all cores (Numba and torch threads). Speed-ups against NumPy, pyswarms and mealpy "
         "divide by native on one thread (the baselines run on one core); `first call` is the native kernel build "

@@ -191,3 +191,22 @@ def test_auto_picks_the_native_kernels_on_the_cpu_and_says_why_not():
 
     with pytest.raises(ValueError, match="engine 'native' is not available: native kernels run on the CPU"):
         _check_engine("native", torch.device("meta"), sphere, hs.PSO())
+
+
+def test_cli_cpu_threads_and_bad_values():
+    from typer.testing import CliRunner
+
+    from heuriscale.cli import app
+
+    before = numba.get_num_threads()
+    try:
+        res = CliRunner().invoke(app, ["run", "pso", "--problem", "sphere", "--dim", "2", "--iters", "5000",
+                                       "--device", "cpu", "--cpu-threads", "1", "--engine", "native", "-q"])
+        assert res.exit_code == 0, res.output
+        assert "native engine, 1 thread" in res.output and numba.get_num_threads() == 1
+        for bad in ("0", str(numba.config.NUMBA_NUM_THREADS + 1)):
+            res = CliRunner().invoke(app, ["run", "pso", "--device", "cpu", "--cpu-threads", bad, "-q"])
+            assert res.exit_code == 2 and "cpu threads" in res.output, res.output
+    finally:
+        numba.set_num_threads(before)
+        torch.set_num_threads(before)

@@ -34,7 +34,6 @@ from numba import njit
 
 from ...problems import classic
 from . import native_loaded
-from ..device import set_cpu_threads  # noqa: F401 - where the kernels' helpers look for it
 from ...problems.classic import ClassicProblem
 
 #: Individuals of one run per block of parallel work (one block's best is kept per call).
@@ -100,15 +99,6 @@ def uniform(word):
     if x < 0:
         x = -x - 1
     return np.float32(x) * np.float32(4.6566127342e-10)
-
-
-@njit(cache=True, inline="always")
-def normal_pair(u1, u2):
-    """Two standard normal numbers from two uniforms (Box-Muller; u1 = 0 is taken as the
-    smallest positive float32, so the logarithm stays finite)."""
-    u = max(np.float64(u1), 1.1754943508222875e-38)
-    radius = math.sqrt(-2.0 * math.log(u))
-    return radius * math.cos(2.0 * math.pi * u2), radius * math.sin(2.0 * math.pi * u2)
 
 
 @njit(cache=True, inline="always")
