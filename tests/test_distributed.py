@@ -100,7 +100,7 @@ def test_islands_world_size_one_is_the_single_device_path(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     got = json.loads(out.read_text())
     plain = hs.minimize("rastrigin", hs.get_algorithm("pso", pop_size=24), dim=8, iters=150, runs=8, seed=11,
-                        device="cpu")
+                        device="cpu", engine="eager")
     assert got["islands"] is None and got["best_f"] == plain.best_f.tolist()
     assert got["history_f"] == plain.history_f.tolist()
 
@@ -110,7 +110,7 @@ def test_islands_agree_and_converge_at_least_as_well(tmp_path):
     FEP's islands do worse than one big population (docs/benchmarks.md has the numbers)."""
     runs, pop, iters = 24, 60, 100
     single = hs.minimize("rastrigin", hs.get_algorithm("apo", pop_size=pop), dim=8, iters=iters, runs=runs, seed=11,
-                         device="cpu")
+                         device="cpu", engine="eager")  # as the islands job runs
     for world in (2, 3):
         out = tmp_path / f"r{world}.json"
         done = torchrun(world, "islands", out, runs, pop, iters, 20, "apo")

@@ -65,7 +65,9 @@ def study(out: str) -> None:
 def islands(out: str, runs: int = 8, pop: int = 24, iters: int = 150, every: int = 10, algorithm: str = "pso") -> None:
     algo = hs.get_algorithm(algorithm, pop_size=pop)
     problem = "fragile-sphere" if "KILL_RANK" in os.environ else "rastrigin"
-    result = hs.minimize(problem, algo, dim=8, iters=iters, runs=runs, seed=11, device="cpu", migrate_every=every)
+    # engine pinned: auto weighs timings, and the test compares with a run in another process
+    result = hs.minimize(problem, algo, dim=8, iters=iters, runs=runs, seed=11, device="cpu", migrate_every=every,
+                         engine="eager")
     rank = os.environ.get("RANK", "0")
     text = json.dumps({"best_f": result.best_f.tolist(), "history_f": result.history_f.tolist(), "evals": result.evals,
                        "islands": result.extra.get("islands"), "pop_size": result.algorithm["pop_size"]})
