@@ -19,6 +19,7 @@ import torch
 
 import heuriscale as hs
 from heuriscale.problems import TorchFunction, register_problem
+import heuriscale.studies.study as study_module
 from heuriscale.studies import ResultStore, RunConfig
 from heuriscale.studies.sharded import run_study, study_group
 
@@ -52,6 +53,10 @@ def study_configs() -> list[RunConfig]:
 
 
 def study(out: str) -> None:
+    # Eager steps in every run of this job (and so in the stores compared): the rank to be
+    # killed must reach its KILL_AFTER-th fragile unit, and with the native kernels rank 0
+    # finishes units so fast that it can take all of them first.
+    study_module.engine_for = lambda config, problem, algo: "eager"
     group = study_group(["cpu"])
     lead = group is None or group.lead
     store = ResultStore(Path(out) / "results.sqlite") if lead else None
