@@ -340,6 +340,14 @@ class NativeIteration:
             s = self._launch(s, best_x, hit, it, best_f, 1, record[k:k + 1], False, True, f_in)
         return s
 
+    def other_buffers(self, s):
+        """Buffers like s's for an update that reads s while it writes the next population: the
+        previous population's (`spare`, which the caller keeps up to date), unless they are s's."""
+        out = self.spare
+        if out is None or out.x.data_ptr() == s.x.data_ptr():
+            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
+        return out
+
     def moved(self, s) -> torch.Tensor:
         """The points a move call wrote, for the problem to evaluate (default: s.x)."""
         return s.x

@@ -513,15 +513,8 @@ class NativeFEP(NativeIteration):
     def moved(self, s) -> torch.Tensor:
         return self.child_x
 
-    def _other(self, s):
-        """Buffers like s's for the survivors: the previous generation's parents, or new ones."""
-        out = self.spare
-        if out is None or out.x.data_ptr() == s.x.data_ptr():
-            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
-        return out
-
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
-        out = self._other(s)
+        out = self.other_buffers(s)
         none = np.empty((0, 0, 0, 0), self.union_f.dtype)
         given_r, drawn_r = (none if t is None else native_view(t) for t in (self.given_r, self.drawn_r))
         opponents = np.empty((0, 0), np.int64) if self.given_opponents is None else native_view(self.given_opponents)

@@ -222,9 +222,6 @@ class NativeFirefly(NativeIteration):
     alternating between the state's buffers and a second set (`_launch` returns the state
     that holds the new population)."""
 
-    def work(self) -> int:
-        return self.runs * self.pop * self.pop * max(self.dim, 4)  # all pairs
-
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
         super().__init__(problem, runs, algorithm.pop_size, target, seed)
         self.sequential = algorithm.update == "sequential"
@@ -244,13 +241,6 @@ class NativeFirefly(NativeIteration):
         big = work >= native.PARALLEL_MIN and spread > 1
         return compiled.parallel if big and native.threads() > 1 else compiled.serial
 
-    def _other(self, s):
-        """Buffers for the next population: the previous state's, unless they are s's."""
-        out = self.spare
-        if out is None or out.x.data_ptr() == s.x.data_ptr():
-            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
-        return out
-
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         x = native_view(s.x)
         given = self.given_r
@@ -260,7 +250,7 @@ class NativeFirefly(NativeIteration):
         if self.sequential:
             self.kernel(_sequential)(x, native_view(s.f), self.lower, self.upper, *common)
             return s
-        out = self._other(s) if move else s
+        out = self.other_buffers(s) if move else s
         self.kernel(_synchronous)(x, native_view(s.f), native_view(out.x), native_view(out.f), self.sq, self.xt,
                                   self.lower, self.upper, *common)
         if move and steps % 2:  # the new population is in out
