@@ -4,33 +4,37 @@
     ... islands OUT.json [runs pop iters migrate_every algorithm]  (Rastrigin; fragile-sphere with $KILL_RANK)
 
 `study`: a small mixed study (batched and run-by-run configurations of unequal cost) into
-OUT/results.sqlite. With $KILL_RANK and $KILL_AFTER, that rank kills itself (SIGKILL) in the
-middle of its KILL_AFTER-th unit. `islands`: PSO on Rastrigin, each rank's result as JSON in OUT.rankR (rank 0's also in OUT).
+OUT/results.sqlite. With $KILL_RANK and $KILL_AFTER, that rank kills itself (SIGKILL) holding
+its KILL_AFTER-th unit, once at least one run is committed; the other ranks wait for it to take
+that many units, so how the units are shared out cannot spare it. `islands`: PSO on Rastrigin, each rank's result as JSON in OUT.rankR (rank 0's also in OUT).
 `disagree`: ranks start different run sets. `gpu`: asks every rank for a GPU.
 """
 
 import json
 import os
 import signal
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import torch
 
 import heuriscale as hs
 from heuriscale.problems import TorchFunction, register_problem
+import heuriscale.studies.sharded as sharded_module
 import heuriscale.studies.study as study_module
 from heuriscale.studies import ResultStore, RunConfig
 from heuriscale.studies.sharded import run_study, study_group
 
-_calls = {"evals": 0}
+_calls = {"evals": 0, "armed": False}  # armed by the islands job only (the study kills by units)
 
 
 def _fragile_sphere(dim: int) -> hs.Problem:
-    """Sphere that SIGKILLs its own process on rank $KILL_RANK during its $KILL_AFTER-th unit."""
+    """Sphere that SIGKILLs its own process on rank $KILL_RANK at its 20 x $KILL_AFTER-th evaluation."""
 
     def f(x):
-        if "KILL_RANK" in os.environ and os.environ.get("RANK", "0") == os.environ["KILL_RANK"]:
+        if _calls["armed"] and os.environ.get("RANK", "0") == os.environ["KILL_RANK"]:
             _calls["evals"] += 1
             if _calls["evals"] == 20 * int(os.environ["KILL_AFTER"]):  # 20 evaluations: mid-unit
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -52,11 +56,49 @@ def study_configs() -> list[RunConfig]:
     return configs
 
 
+def _wait_for(ready, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"dist_job: waited {timeout:.0f} s for {what}")
+        time.sleep(0.02)
+
+
+def _committed(out: Path) -> int:
+    try:
+        with sqlite3.connect(out / "results.sqlite", timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def _doomed_units(out: Path, kill_rank: str, kill_after: int):
+    """`execute` for the study with $KILL_RANK: that rank marks each unit it takes (a file in
+    OUT) and dies holding its kill_after-th once a run is committed; the others start a unit
+    only after it has taken kill_after, so rank 0 cannot take them all first."""
+    plain = sharded_module.execute
+    taken = {"units": 0}
+
+    def execute(config, repeats):
+        if os.environ.get("RANK", "0") == kill_rank:
+            taken["units"] += 1
+            (out / f"taken.{taken['units']}").touch()
+            if taken["units"] == kill_after:
+                _wait_for(lambda: _committed(out) > 0, "a committed run")
+                os.kill(os.getpid(), signal.SIGKILL)
+        else:
+            _wait_for(lambda: (out / f"taken.{kill_after}").exists(), f"rank {kill_rank} to take {kill_after} units")
+        return plain(config, repeats)
+
+    return execute
+
+
 def study(out: str) -> None:
-    # Eager steps in every run of this job (and so in the stores compared): the rank to be
-    # killed must reach its KILL_AFTER-th fragile unit, and with the native kernels rank 0
-    # finishes units so fast that it can take all of them first.
+    # Eager steps in every run of this job (and so in the stores compared): the one-process
+    # run and the sharded ones must compute the same numbers, and eager needs no kernels built.
     study_module.engine_for = lambda config, problem, algo: "eager"
+    if "KILL_RANK" in os.environ:
+        sharded_module.execute = _doomed_units(Path(out), os.environ["KILL_RANK"], int(os.environ["KILL_AFTER"]))
     group = study_group(["cpu"])
     lead = group is None or group.lead
     store = ResultStore(Path(out) / "results.sqlite") if lead else None
@@ -69,7 +111,8 @@ def study(out: str) -> None:
 
 def islands(out: str, runs: int = 8, pop: int = 24, iters: int = 150, every: int = 10, algorithm: str = "pso") -> None:
     algo = hs.get_algorithm(algorithm, pop_size=pop)
-    problem = "fragile-sphere" if "KILL_RANK" in os.environ else "rastrigin"
+    _calls["armed"] = "KILL_RANK" in os.environ
+    problem = "fragile-sphere" if _calls["armed"] else "rastrigin"
     # engine pinned: auto weighs timings, and the test compares with a run in another process
     result = hs.minimize(problem, algo, dim=8, iters=iters, runs=runs, seed=11, device="cpu", migrate_every=every,
                          engine="eager")
