@@ -98,7 +98,7 @@ def test_graph_engines_need_cuda():
     with pytest.raises(ValueError, match="unknown engine 'turbo'"):
         hs.minimize("sphere", "pso", dim=2, iters=10, device="cpu", engine="turbo")
     r = hs.minimize("sphere", "pso", dim=2, iters=500, device="cpu")
-    assert r.extra["engine"] == "eager"
+    assert r.extra["engine"] in ("eager", "native")  # auto on the CPU: by timings, never a graph
 
 
 @pytest.mark.gpu

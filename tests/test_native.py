@@ -15,7 +15,7 @@ import heuriscale as hs
 from heuriscale.engine.fused import native as native_module
 from heuriscale.engine.fused import why_not_native
 
-PROBLEMS = {  # the first ones are computed inside the kernel, the last two by the problem
+PROBLEMS = {  # computed inside the kernel, but for cec2022-f1 (evaluated by the problem)
     "sphere": lambda: hs.get_problem("sphere", dim=5),
     "euclidean": lambda: hs.get_problem("euclidean", dim=2),
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
@@ -26,6 +26,7 @@ PROBLEMS = {  # the first ones are computed inside the kernel, the last two by t
     "hgbat": lambda: hs.get_problem("hgbat", dim=3),
     "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
     "spring": lambda: hs.get_problem("spring"),
+    "otsu": lambda: hs.get_problem("otsu", levels=2, size=64),
 }
 ALGORITHMS = {  # population 300: more than one block of rows, and not a multiple of one
     "pso": lambda: hs.PSO(pop_size=300),
@@ -149,8 +150,72 @@ def test_inline_objectives_equal_the_problems():
     for name, spec in CLASSIC.items():
         fid = INLINE[spec.fn]
         want = spec.fn(x)
-        got = torch.tensor([objective(fid, row) for row in x.numpy()], dtype=torch.float64)
+        got = torch.tensor([objective(fid, row, native_module.NO_DATA) for row in x.numpy()], dtype=torch.float64)
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=name)
+
+
+APPLICATIONS = {  # computed inside the kernels from the problem's data: the same float64 numbers
+    "spring, penalty": lambda: hs.get_problem("spring"),
+    "spring, deb": lambda: hs.get_problem("spring", handling="deb"),
+    "spring, penalty 10": lambda: hs.get_problem("spring", weight=10.0),
+    "otsu, 1 level": lambda: hs.get_problem("otsu"),
+    "otsu, 3 levels": lambda: hs.get_problem("otsu", levels=3, size=96),
+    "otsu, 6 levels": lambda: hs.get_problem("otsu", levels=6, size=96),
+}
+
+
+@pytest.mark.parametrize("name", sorted(APPLICATIONS))
+def test_application_objectives_inline_equal_the_problems_exactly(name):
+    problem = APPLICATIONS[name]()
+    fid, data = native_module.inline_objective(problem)
+    assert fid > 0
+    g = torch.Generator().manual_seed(0)
+    x = problem.lower + (problem.upper - problem.lower) * torch.rand(4000, problem.dim, generator=g, dtype=torch.float64)
+    x[:5] = problem.lower  # the box's corners: Otsu's thresholds 0 and 255, the spring's tightest constraints
+    x[5:10] = problem.upper
+    got = torch.tensor([native_module.objective(fid, row, data) for row in x.numpy()], dtype=torch.float64)
+    if problem.dim <= 3:
+        assert torch.equal(got, problem.evaluate(x))
+    else:  # torch sums more than four classes' terms in an order of its own
+        torch.testing.assert_close(got, problem.evaluate(x), rtol=1e-13, atol=0.0)
+    if name.startswith("spring"):  # both sides of the constraints were sampled
+        feasible = (problem.inner.constraints(x) <= 0).all(-1)
+        assert 0 < int(feasible.sum()) < len(x)
+
+
+def test_only_the_exact_application_problems_are_inline():
+    from heuriscale.problems.constraints import Constrained
+    from heuriscale.problems.engineering import SpringDesign
+
+    class Lighter(SpringDesign):  # a subclass may change the objective: evaluated by the problem
+        def evaluate(self, x):
+            return super().evaluate(x) / 2
+
+    lighter = Constrained(Lighter())
+    assert native_module.inline_objective(lighter)[0] == 0
+    assert native_module.inline_objective(hs.get_problem("sphere", dim=3, shift=1))[0] == 0
+    assert native_module.inline_objective(hs.TorchFunction(lambda x: x.sum(-1), 2, -1.0, 1.0))[0] == 0
+
+
+NATIVE_ALGORITHMS = {  # every native kernel (Firefly in both update modes)
+    "pso": lambda: hs.PSO(pop_size=40), "prs": lambda: hs.PRS(pop_size=40), "fep": lambda: hs.FEP(pop_size=40),
+    "apo": lambda: hs.APO(pop_size=40), "firefly": lambda: hs.Firefly(pop_size=12),
+    "firefly-sequential": lambda: hs.Firefly(pop_size=12, update="sequential"),
+}
+
+
+@pytest.mark.parametrize("problem", ["spring, penalty", "otsu, 3 levels"])
+@pytest.mark.parametrize("algorithm", sorted(NATIVE_ALGORITHMS))
+def test_every_kernel_computes_application_problems_inline_as_the_problem_would(algorithm, problem, monkeypatch):
+    kw = dict(iters=30, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
+    assert native_module.inline_objective(APPLICATIONS[problem]())[0] > 0
+    a = hs.minimize(APPLICATIONS[problem](), NATIVE_ALGORITHMS[algorithm](), **kw)
+    monkeypatch.setattr(native_module, "inline_objective", lambda p: (0, native_module.NO_DATA))
+    b = hs.minimize(APPLICATIONS[problem](), NATIVE_ALGORITHMS[algorithm](), **kw)  # evaluated between calls
+    assert a.extra["engine"] == b.extra["engine"] == "native"
+    assert torch.equal(a.best_f, b.best_f) and torch.equal(a.best_x, b.best_x)
+    assert torch.equal(a.history_f, b.history_f)
+    assert (a.history_f[:, -1] < a.history_f[:, 0]).any()  # it optimised
 
 
 def test_target_iteration_and_chunks_of_steps():

@@ -52,8 +52,36 @@ INLINE = {
 }
 
 
+#: Application problems computed inside the kernels from data (`objective_data`).
+SPRING_PENALTY, SPRING_DEB, OTSU = 17, 18, 19
+
+
 def fitness_id(problem) -> int:
-    return INLINE.get(problem.fn, 0) if type(problem) is ClassicProblem else 0
+    return inline_objective(problem)[0]
+
+
+def inline_objective(problem) -> tuple[int, np.ndarray]:
+    """(fid, fdata): the objective the kernels compute inline, 0 for one the engine evaluates
+    between kernel calls, and the float64 data it reads: the spring design's penalty weight
+    or Deb offset, Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps
+    them). Exact types only: a subclass may change the objective."""
+    from ...problems.constraints import Constrained
+    from ...problems.engineering import SpringDesign
+    from ...problems.otsu import OtsuThresholding
+
+    if type(problem) is ClassicProblem:
+        return INLINE.get(problem.fn, 0), NO_DATA
+    if type(problem) is Constrained and type(problem.inner) is SpringDesign:
+        penalty = problem.method == "penalty"
+        return (SPRING_PENALTY if penalty else SPRING_DEB), np.array([problem.weight if penalty else problem.offset])
+    if type(problem) is OtsuThresholding:
+        sums = torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64)
+        return OTSU, sums.numpy().copy()
+    return 0, NO_DATA
+
+
+#: fdata of objectives that need none.
+NO_DATA = np.zeros(1)
 
 
 def kernel(fn):
@@ -115,8 +143,9 @@ def word_pair(key, row, d, half, step, stream):
 
 # -- the built-in objectives, one row at a time ---------------------------------------------
 @njit(cache=True)
-def objective(fid, x):
-    """The built-in function `fid` (see INLINE) at the point x (1-D), in float64."""
+def objective(fid, x, fdata):
+    """The built-in function `fid` (see INLINE and `inline_objective`) at the point x (1-D),
+    in float64."""
     n = x.shape[0]
     acc = 0.0
     if fid == 1 or fid == 2:  # sphere, euclidean
@@ -197,27 +226,70 @@ def objective(fid, x):
             acc += weight * np.float64(x[d]) * x[d]
             weight *= ratio
         return acc
-    # 16: hgbat
-    s = 0.0
-    for d in range(n):
-        v = np.float64(x[d])
-        acc += v * v
-        s += v
-    return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
+    if fid == 16:  # hgbat
+        s = 0.0
+        for d in range(n):
+            v = np.float64(x[d])
+            acc += v * v
+            s += v
+        return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
+    if fid == OTSU:
+        return otsu(x, fdata)
+    return spring(x, fid == SPRING_PENALTY, fdata[0])
 
 
 @njit(cache=True, inline="always")
-def new_value(fid, x, f_in, row):
+def spring(x, penalty, weight_or_offset):
+    """`Constrained(SpringDesign())`: the weight (N + 2) D d^2 with its four constraints
+    g <= 0 folded in, as a static penalty f + weight v or Deb's offset + v (v the total
+    violation, for infeasible points only); the terms in the eager problem's order."""
+    d, D, N = np.float64(x[0]), np.float64(x[1]), np.float64(x[2])
+    f = (N + 2.0) * D * d * d
+    d4 = math.pow(d, 4.0)  # powers as torch takes them: squares and cubes multiplied out, pow() for d^4
+    g1 = 1.0 - D * D * D * N / (71785.0 * d4)
+    g2 = (4.0 * (D * D) - d * D) / (12566.0 * (D * (d * d * d) - d4)) + 1.0 / (5108.0 * (d * d)) - 1.0
+    g3 = 1.0 - 140.45 * d / ((D * D) * N)
+    g4 = (d + D) / 1.5 - 1.0
+    v = max(g1, 0.0) + max(g2, 0.0) + max(g3, 0.0) + max(g4, 0.0)
+    if not v > 0:
+        return f
+    return f + weight_or_offset * v if penalty else weight_or_offset + v
+
+
+@njit(cache=True)
+def otsu(x, sums):
+    """Minus the between-class variance of the thresholds floor(x) in 0..255 (sorted), from
+    the cumulative sums omega = sums[:257], mu = sums[257:]: `OtsuThresholding.evaluate`."""
+    levels, top = x.shape[0], 256
+    for d in range(levels):
+        if x[d] != x[d]:
+            return math.nan
+    t = np.empty(levels + 2, np.int64)  # the class edges: 0, t_1 + 1, ..., t_K + 1, 256
+    t[0], t[levels + 1] = 0, top
+    for d in range(levels):
+        t[d + 1] = np.int64(min(max(math.floor(np.float64(x[d])), 0.0), 255.0)) + 1
+    t[1:levels + 1].sort()
+    mu_t, acc = sums[top + 1 + top], 0.0  # mu[256]: the mean grey level
+    for j in range(levels + 1):
+        w = sums[t[j + 1]] - sums[t[j]]
+        m = sums[top + 1 + t[j + 1]] - sums[top + 1 + t[j]]
+        if w > 0:  # w_j (mu_j - mu_T)^2, mu_j = m_j / w_j; empty classes add nothing
+            acc += (m - w * mu_t) ** 2 / w
+    return -acc
+
+
+@njit(cache=True, inline="always")
+def new_value(fid, fdata, x, f_in, row):
     """The row's objective value, NaN -> +inf (and whether it was NaN): inline, or for
     fid == 0 the one the engine's (already guarded) problem wrote to f_in."""
-    f = objective(fid, x) if fid else np.float64(f_in[row])
+    f = objective(fid, x, fdata) if fid else np.float64(f_in[row])
     if f != f:
         return math.inf, 1
     return f, 0
 
 
 @njit(cache=True)
-def block_values(fid, xs, dim, f_in, row0, vals):
+def block_values(fid, fdata, xs, dim, f_in, row0, vals):
     """The objective of a block's rows (flat coordinates xs) into vals (float64, NaN kept):
     sphere and euclidean as passes over coordinates that vectorise, the other built-in
     functions row by row, other problems read from f_in (rows row0, row0 + 1, ...)."""
@@ -233,7 +305,7 @@ def block_values(fid, xs, dim, f_in, row0, vals):
                 vals[i] = math.sqrt(vals[i])
     elif fid:
         for i in range(rows):
-            vals[i] = objective(fid, xs[i * dim:(i + 1) * dim])
+            vals[i] = objective(fid, xs[i * dim:(i + 1) * dim], fdata)
     else:
         for i in range(rows):
             vals[i] = f_in[row0 + i]
@@ -282,7 +354,7 @@ class NativeIteration:
     def __init__(self, problem, runs: int, pop: int, target: float | None, seed: int,
                  block_rows: int = BLOCK_ROWS) -> None:
         self.problem = problem  # the engine's NaN-guarded view
-        self.fitness = fitness_id(problem.inner)
+        self.fitness, self.fdata = inline_objective(problem.inner)
         self.runs, self.pop, self.dim = runs, pop, problem.dim
         self.target, self.seed = target, seed
         self.blocks = math.ceil(pop / block_rows)

@@ -174,8 +174,8 @@ def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress
 
 @kernel
 def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, perm, jumps, pair_rows, pair_w, rank_perm, rank_jumps,
-           lower, upper, pf_max, n_pairs, max_iters, eps, f_in, fid, steps, move, select, best_x, best_f, hit, it,
-           target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
+           lower, upper, pf_max, n_pairs, max_iters, eps, f_in, fid, fdata, steps, move, select, best_x, best_f, hit,
+           it, target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
     runs, pop, dim = xa.shape
     blocks = block_f.shape[1]
     half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
@@ -197,7 +197,7 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, perm, jumps, pair_rows,
                                                    lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
                                                    pair_rows[job], pair_w[job], key, step)
                     if select:
-                        value, nan = new_value(fid, cand[run, r], f_in, row)
+                        value, nan = new_value(fid, fdata, cand[run, r], f_in, row)
                         nans += nan
                         parent = order[run, r]
                         fb[run, r] = value  # compared in the run's dtype, as eager does
@@ -258,7 +258,7 @@ class NativeAPO(NativeIteration):
         self.kernel(_steps)(
             v(s.x), v(s.f), v(other.x), v(other.f), v(s.t), v(self.cand), self.order, self.renew, self.kinds,
             self.perm, self.jumps, self.pair_rows, self.pair_w, self.rank_perm, self.rank_jumps, self.lower,
-            self.upper, *self.params, self.eps, f_in, self.fitness, steps, move, select,
+            self.upper, *self.params, self.eps, f_in, self.fitness, self.fdata, steps, move, select,
             *self.common_args(best_x, hit, it, best_f, record))
         if select and steps % 2:  # an odd number of swaps: the newest population is in `other`
             self._other = (s.x, s.f)

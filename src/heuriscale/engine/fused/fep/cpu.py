@@ -267,7 +267,7 @@ def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j):
 
 @njit(cache=True, error_model="numpy")
 def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
-            half, given, drawn, scratch, fid, fast, terms):
+            half, given, drawn, scratch, fid, fdata, fast, terms):
     """Step 3 for rows p0..p1 of `run`: offspring (x', eta') of parents (x, eta), some rows
     at a time (their numbers drawn into `scratch`, then used); for the built-in functions
     (fid > 0) also step 4, the rows' values while they are in L1."""
@@ -303,7 +303,7 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
                 # eta'(j) = eta(j) exp(tau' N(0,1) + tau N_j(0,1)), at least eta_min
                 cep[d] = max(ep[d] * fast_exp(common + tau * njp[d]), eta_min)
         if fid:
-            _values(fid, fast, cx[run], cf[run], s0, s1, terms)
+            _values(fid, fdata, fast, cx[run], cf[run], s0, s1, terms)
 
 
 @njit(cache=True, fastmath={"reassoc"})
@@ -317,7 +317,7 @@ def _sum(terms, n):
 
 
 @njit(cache=True, error_model="numpy")
-def _values(fid, fast, x, f, p0, p1, terms):
+def _values(fid, fdata, fast, x, f, p0, p1, terms):
     """f[p] = the built-in function `fid` at x[p] for rows p0..p1, as native.objective
     computes it (float64); but for paper 004's f1, f3-f5 when `fast`, a row's terms first
     go to `terms` by a loop LLVM vectorises (sines and cosines from `_elementary`, in x's
@@ -325,7 +325,7 @@ def _values(fid, fast, x, f, p0, p1, terms):
     dim = x.shape[1]
     if not fast or fid not in (1, 3, 6, 10):
         for p in range(p0, p1):
-            f[p] = objective(fid, x[p])
+            f[p] = objective(fid, x[p], fdata)
         return
     for p in range(p0, p1):
         xp = x[p]
@@ -436,9 +436,9 @@ def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
 
 @kernel
 def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, terms, opponents, lower, upper,
-                 tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fast, half,
-                 steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
-                 nan_evals, counter, key):
+                 tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fdata, fast,
+                 half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
+                 block_nan, nan_evals, counter, key):
     """`steps` generations; the parents are in buffers a (x, eta, f), or in b after an odd
     number of selections. Returns the number of selections."""
     runs, pop, dim = xa.shape
@@ -453,7 +453,8 @@ def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, 
             p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
             if move:
                 _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1,
-                        step, key, half, given_r, drawn_r, scratch[job], fid if select else 0, fast, terms[job])
+                        step, key, half, given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast,
+                        terms[job])
             if select:
                 block_nan[run, b] = _evaluate(cf, f, union_f, f_in, fid > 0, run, p0, p1)
         if move:
@@ -523,6 +524,6 @@ class NativeFEP(NativeIteration):
             native_view(out.f), native_view(self.child_x), native_view(self.child_eta), native_view(self.child_f),
             self.union_f, self.wins, self.keep, self.scratch, self.terms, self.opponents, self.lower, self.upper,
             *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in), self.fitness,
-            self.fast, self.half, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))
+            self.fdata, self.fast, self.half, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))
         self.spare = s if flips % 2 else out
         return out if flips % 2 else s

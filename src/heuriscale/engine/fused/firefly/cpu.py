@@ -40,12 +40,12 @@ _MASK = np.uint64(0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _select_rows(x, f, f_in, fid, run, start, stop, pop):
+def _select_rows(x, f, f_in, fid, fdata, run, start, stop, pop):
     """Values of rows start..stop of `run` (inline, or the engine's), NaN -> +inf: the block's
     best value, its index (the first on ties) and its NaN count."""
     best, best_i, nans = np.inf, start, 0
     for i in range(start, stop):
-        value, nan = new_value(fid, x[run, i], f_in, run * pop + i)
+        value, nan = new_value(fid, fdata, x[run, i], f_in, run * pop + i)
         nans += nan
         f[run, i] = value
         value = f[run, i]  # compared in the run's dtype, as eager does
@@ -128,7 +128,7 @@ def _attract(xs, fs, sq, xt, i, beta0, gamma, dot, w, bits, pull):
 
 
 @kernel
-def _synchronous(xa, fa, xb, fb, sq, xt, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, half, steps,
+def _synchronous(xa, fa, xb, fb, sq, xt, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, fdata, half, steps,
                  move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
                  nan_evals, counter, key):
     runs, pop, dim = xa.shape
@@ -165,7 +165,7 @@ def _synchronous(xa, fa, xb, fb, sq, xt, lower, upper, alpha, beta0, gamma, give
                             moved += alpha * (2.0 * u - 1.0)
                         xd[run, i, d] = min(max(moved, lower[d]), upper[d])
             if select:
-                block_f[run, b], block_i[run, b], block_nan[run, b] = _select_rows(xd, fd, f_in, fid, run, start,
+                block_f[run, b], block_i[run, b], block_nan[run, b] = _select_rows(xd, fd, f_in, fid, fdata, run, start,
                                                                                    stop, pop)
         if move:
             it[0] += 1
@@ -175,7 +175,7 @@ def _synchronous(xa, fa, xb, fb, sq, xt, lower, upper, alpha, beta0, gamma, give
 
 
 @kernel
-def _sequential(x, f, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, half, steps, move, select, best_x,
+def _sequential(x, f, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, fdata, half, steps, move, select, best_x,
                 best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
     runs, pop, dim = x.shape
     blocks = block_f.shape[1]
@@ -209,7 +209,7 @@ def _sequential(x, f, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, hal
             if select:
                 for b in range(blocks):
                     block_f[run, b], block_i[run, b], block_nan[run, b] = _select_rows(
-                        x, f, f_in, fid, run, b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS), pop)
+                        x, f, f_in, fid, fdata, run, b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS), pop)
         if move:
             it[0] += 1
         if select:
@@ -245,7 +245,7 @@ class NativeFirefly(NativeIteration):
         x = native_view(s.x)
         given = self.given_r
         given = native_view(given) if given is not None else np.empty((0,) * (5 if self.sequential else 4), x.dtype)
-        common = (*self.coef, given, self.values_in(s, f_in), self.fitness, self.half, steps, move, select,
+        common = (*self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata, self.half, steps, move, select,
                   *self.common_args(best_x, hit, it, best_f, record))
         if self.sequential:
             self.kernel(_sequential)(x, native_view(s.f), self.lower, self.upper, *common)

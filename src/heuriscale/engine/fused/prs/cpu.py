@@ -213,7 +213,7 @@ def _values(fid, xs, dim, terms, vals, sin_c):
 
 
 @njit(cache=True)
-def _select(xs, fb, f_in, fid, dim, row0, terms, vals):
+def _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals):
     """The values of a block's rows into fb (NaN -> +inf), and the block's best value, its
     index (the first on ties), its NaN count and its sum of values (in float64)."""
     rows = fb.shape[0]
@@ -222,7 +222,7 @@ def _select(xs, fb, f_in, fid, dim, row0, terms, vals):
         _values(fid, xs, dim, terms, vals, _math(xs[0])[2])
     else:
         for i in range(rows):
-            vals[i], nan = new_value(fid, xs[i * dim:(i + 1) * dim], f_in, row0 + i)
+            vals[i], nan = new_value(fid, fdata, xs[i * dim:(i + 1) * dim], f_in, row0 + i)
             nans += nan
     for i in range(rows):  # in the run's dtype, as eager compares and sums them
         nan = vals[i] != vals[i]
@@ -244,8 +244,8 @@ def _select(xs, fb, f_in, fid, dim, row0, terms, vals):
 
 @kernel
 def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r, f_in,
-           fid, dim, half, groups, steps, move, select, block_s, best_x, best_f, hit, it, target, has_target, record,
-           block_f, block_i, block_nan, nan_evals, counter, key):
+           fid, fdata, dim, half, groups, steps, move, select, block_s, best_x, best_f, hit, it, target, has_target,
+           record, block_f, block_i, block_nan, nan_evals, counter, key):
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs = runs * blocks
@@ -270,7 +270,7 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
                     _refract(th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo, lane_span,
                              lane_hi, deg)
                 if select:
-                    best, i, block_nan[run, b], block_s[run, b] = _select(xs, fb, f_in, fid, dim, run * pop + p0,
+                    best, i, block_nan[run, b], block_s[run, b] = _select(xs, fb, f_in, fid, fdata, dim, run * pop + p0,
                                                                           work[2], vals)
                     block_f[run, b], block_i[run, b] = best, p0 + i
         if move:
@@ -320,6 +320,6 @@ class NativePRS(NativeIteration):
         groups = min(self.runs * self.blocks, 4 * threads())  # any number gives the same results
         self.kernel(_steps)(
             theta, x, native_view(s.f), native_view(s.apex), native_view(s.t), native_view(self.mean), self.prism,
-            *self.lanes, self.alpha, self.T, self.deg, given, self.values_in(s, f_in), self.fitness, self.dim,
-            self.half, groups, steps, move, select, self.block_s, *self.common_args(best_x, hit, it, best_f, record))
+            *self.lanes, self.alpha, self.T, self.deg, given, self.values_in(s, f_in), self.fitness, self.fdata,
+            self.dim, self.half, groups, steps, move, select, self.block_s, *self.common_args(best_x, hit, it, best_f, record))
         return s

@@ -48,7 +48,7 @@ def move(xs, vs, ps, g, r1, r2, lo, hi, vmax, w, c1, c2):
 
 
 @kernel
-def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, dim, half,
+def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half,
            groups, steps, move_, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
            block_nan, nan_evals, counter, key):
     runs, pop = f.shape
@@ -74,7 +74,7 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
                         g[i * dim:(i + 1) * dim] = gbest_x[run]
                     move(xs, v[run, e0:e0 + n], pbest_x[run, e0:e0 + n], g, r1, r2, lo, hi, vmax, w, c1, c2)
                 if select:
-                    block_values(fid, xs, dim, f_in, run * pop + p0, vals)
+                    block_values(fid, fdata, xs, dim, f_in, run * pop + p0, vals)
                     best, best_i, nans = np.inf, p0, 0
                     for p in range(p0, p0 + rows):
                         value = vals[p - p0]
@@ -119,7 +119,7 @@ class NativePSO(NativeIteration):
         given = native_view(given).reshape(2, self.runs, -1) if given is not None else np.empty((0, 0, 0), flat(s.x).dtype)
         self.kernel(_steps)(
             flat(s.x), flat(s.v), native_view(s.f), flat(s.pbest_x), native_view(s.pbest_f), native_view(s.gbest_x),
-            native_view(s.gbest_f), *self.lanes, *self.coef, given, self.values_in(s, f_in), self.fitness, self.dim,
-            self.half, min(self.runs * self.blocks, 4 * threads()), steps, move, select,
+            native_view(s.gbest_f), *self.lanes, *self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata,
+            self.dim, self.half, min(self.runs * self.blocks, 4 * threads()), steps, move, select,
             *self.common_args(best_x, hit, it, best_f, record))
         return s
