@@ -61,6 +61,14 @@ def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.con
     iteration, STREAM): one call gives four numbers, i.e. two per coordinate for two
     neighbouring coordinates; another STREAM gives independent ones.
     """
+    a, b, c, e = pair_uniforms(seed, counter_ptr, row, BLOCK_D, WIDE, STREAM)
+    return interleave(a, b, BLOCK_P, BLOCK_D), interleave(c, e, BLOCK_P, BLOCK_D)
+
+
+@triton.jit
+def pair_uniforms(seed, counter_ptr, row, BLOCK_D: tl.constexpr, WIDE: tl.constexpr, STREAM: tl.constexpr = 0):
+    """`uniform_pairs`' four numbers of each coordinate pair j (columns 2j, 2j + 1), as four
+    (BLOCK_P, BLOCK_D // 2) tiles."""
     HALF: tl.constexpr = BLOCK_D // 2
     pair = row[:, None] * HALF + tl.arange(0, HALF)[None, :]
     zero = (pair * 0).to(tl.uint32)
@@ -69,9 +77,14 @@ def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.con
         high = (pair >> 32).to(tl.uint32)
     step = zero + tl.load(counter_ptr).to(tl.uint32)
     a, b, c, e = tl.random.philox(seed, pair.to(tl.uint32), high, step, zero + STREAM)
-    u1 = tl.random.uint_to_uniform_float(tl.reshape(tl.join(a, b), (BLOCK_P, BLOCK_D)))  # columns 2j, 2j + 1
-    u2 = tl.random.uint_to_uniform_float(tl.reshape(tl.join(c, e), (BLOCK_P, BLOCK_D)))
-    return u1, u2
+    return (tl.random.uint_to_uniform_float(a), tl.random.uint_to_uniform_float(b),
+            tl.random.uint_to_uniform_float(c), tl.random.uint_to_uniform_float(e))
+
+
+@triton.jit
+def interleave(even, odd, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr):
+    """A (BLOCK_P, BLOCK_D) tile with columns 2j from `even` and 2j + 1 from `odd`."""
+    return tl.reshape(tl.join(even, odd), (BLOCK_P, BLOCK_D))
 
 
 @triton.jit

@@ -22,13 +22,14 @@ from the same key. `_generations` runs `steps` generations per call, each in fou
 
 Random numbers, Philox keyed by the run set's key, counters as in the Triton kernel: row
 r = run * mu + p, coordinate pair j = d // 2 of a row padded to 2 * half coordinates, g the
-generation. Counter (r * half + j, g, stream 0) gives words a, b, c, e: U[0,1) numbers
-(tl.random.uint_to_uniform_float) a, b for delta_j of coordinates 2j, 2j + 1 (Cauchy:
-tan((u - 1/2) pi)) and c, e for the radius of their N_j(0,1); stream 1's a, b give the
-angles. N_j(0,1) = sqrt(-2 log(1 - u)) cos(2 pi v) (Box-Muller; the Gaussian mutation's
-delta_j is the same radius times sin(2 pi v)). N(0,1) of individual r: words a, b of
-(r, g, stream 2). Opponent k of union member i: the high 32 bits of a * 2 mu, a the first
-word of (i, run, g, stream 3 + k).
+generation. Counter (r * half + j, g, stream 0) gives words a, b, c, e, read as U[0,1)
+numbers (tl.random.uint_to_uniform_float): c and e give N_j(0,1) of coordinates 2j and
+2j + 1 by Box-Muller (radius sqrt(-2 log(1 - c)), angle 2 pi e: its cosine and its sine);
+a and b give their delta_j, Cauchy tan((u - 1/2) pi) each, or for the Gaussian mutation
+Box-Muller of (a, b) likewise. N(0,1) of individual r: words a, b of (r, g, stream 2).
+Opponents 4k..4k + 3 of union member i: the high 32 bits of w * 2 mu for the words w = a,
+b, c, e of (i, run, g, stream 3 + k). One Philox call thus serves two coordinates, or four
+opponents.
 
 Numba leaves `math.log`, `math.cos`... as scalar calls into libm, which would cost more
 than the rest of a generation; these kernels take vectorisable polynomial versions instead
@@ -252,15 +253,13 @@ def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j):
     """The Triton kernel's delta_j and N_j(0,1) for rows row0..row1 (run * mu + p), rows
     padded to 2 * half coordinates."""
     first = row0 * half
-    for t in range(first, row1 * half):  # one pair of coordinates (both streams' words) per pass
+    for t in range(first, row1 * half):  # one pair of coordinates (one Philox call) per pass
         c = np.uint64(t)
-        a, b, c0, c1 = philox(key, c & _LOW, c >> np.uint64(32), step, 0)
-        v0, v1, _, _ = philox(key, c & _LOW, c >> np.uint64(32), step, 1)
+        a, b, c, e = philox(key, c & _LOW, c >> np.uint64(32), step, 0)
         i = 2 * (t - first)
-        n_j[i], gauss0 = box_muller(uniform(c0), uniform(v0), pi_err)
-        n_j[i + 1], gauss1 = box_muller(uniform(c1), uniform(v1), pi_err)
+        n_j[i], n_j[i + 1] = box_muller(uniform(c), uniform(e), pi_err)
         if gaussian:
-            delta[i], delta[i + 1] = gauss0, gauss1
+            delta[i], delta[i + 1] = box_muller(uniform(a), uniform(b), pi_err)
         else:
             delta[i], delta[i + 1] = cauchy(uniform(a), pi_err), cauchy(uniform(b), pi_err)
 
@@ -371,20 +370,27 @@ def _tournament(f, wins, given, run, i0, i1, q, step, key, opponents):
     opponents drawn uniformly from the union, with replacement. All opponents are drawn
     first (a loop LLVM vectorises; with the comparisons in it, it does not)."""
     m, n = f.shape[0], i1 - i0
-    for k in range(q):
-        drawn = opponents[k]
-        if given.shape[0]:  # the test hook: the eager step's opponents, (runs, m q)
-            for r in range(n):
-                drawn[r] = given[run, (i0 + r) * q + k]
-        else:
-            for r in range(n):  # uniform on [0, m): the high word of a 32 x 32-bit product
-                a, _, _, _ = philox(key, i0 + r, run, step, 3 + k)
-                drawn[r] = (a * np.uint64(m)) >> np.uint64(32)
-    for r in range(n):
-        mine, won = f[i0 + r], 0
+    if given.shape[0]:  # the test hook: the eager step's opponents, (runs, m q)
         for k in range(q):
-            won += mine <= f[opponents[k, r]]
-        wins[i0 + r] = won
+            for r in range(n):
+                opponents[k, r] = given[run, (i0 + r) * q + k]
+    for k in range(0, q if given.shape[0] == 0 else 0, 4):  # four opponents per Philox call
+        size = np.uint64(m)
+        for r in range(n):  # uniform on [0, m): the high word of a 32 x 32-bit product
+            a, b, c, e = philox(key, i0 + r, run, step, 3 + k // 4)
+            opponents[k, r] = (a * size) >> np.uint64(32)
+            if k + 1 < q:
+                opponents[k + 1, r] = (b * size) >> np.uint64(32)
+            if k + 2 < q:
+                opponents[k + 2, r] = (c * size) >> np.uint64(32)
+            if k + 3 < q:
+                opponents[k + 3, r] = (e * size) >> np.uint64(32)
+    mine, won = f[i0:i1], wins[i0:i1]
+    won[:] = 0
+    for k in range(q):  # bout k of every member: a loop over members, which vectorises (gathers)
+        drawn = opponents[k]
+        for r in range(n):
+            won[r] += mine[r] <= f[drawn[r]]
 
 
 @njit(cache=True)
@@ -427,11 +433,14 @@ def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
     mu, dim = x.shape[1], x.shape[2]
     for j in range(j0, j1):
         i = keep[run, j]
-        xs, es = (x[run, i], eta[run, i]) if i < mu else (cx[run, i - mu], ceta[run, i - mu])
-        of[run, j] = f[run, i] if i < mu else cf[run, i - mu]
-        xo, eo = ox[run, j], oeta[run, j]
-        for d in range(dim):
-            xo[d], eo[d] = xs[d], es[d]
+        if i < mu:
+            of[run, j] = f[run, i]
+            for d in range(dim):
+                ox[run, j, d], oeta[run, j, d] = x[run, i, d], eta[run, i, d]
+        else:
+            of[run, j] = cf[run, i - mu]
+            for d in range(dim):
+                ox[run, j, d], oeta[run, j, d] = cx[run, i - mu, d], ceta[run, i - mu, d]
 
 
 @kernel

@@ -22,8 +22,9 @@ is never built or sorted:
 
 Survivors come out in union order, eager's in key order; the order of a population has no
 effect on the algorithm (opponents are drawn uniformly), and the tests compare the two as sets.
-Random numbers: Philox streams 0 and 1 per coordinate (Cauchy, and Box-Muller for
-N_j(0,1) and the Gaussian step), 2 per individual (N(0,1)), 3 + k for the k-th opponent.
+Random numbers: Philox stream 0 per pair of coordinates (words a, b: their Cauchy steps,
+or a Box-Muller pair for the Gaussian step; c, e: a Box-Muller pair for their N_j(0,1)),
+2 per individual (N(0,1)), 3 + k for opponents 4k..4k + 3 (one word each).
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ import triton.language as tl
 from ....algorithms.fep import learning_rates
 from ..common import (
     FusedIteration,
+    interleave,
     new_values,
+    pair_uniforms,
     row_tiles,
     tile,
     track_best,
-    uniform_pairs,
     where_row,
 )
 
@@ -54,6 +56,27 @@ def _box_muller(u, v):
     """Two independent N(0, 1) from two U[0, 1) (1 - u is in (0, 1], so the log is finite)."""
     radius = tl.sqrt(-2.0 * tl.log(1.0 - u))
     return radius * tl.cos(v * _TWO_PI), radius * tl.sin(v * _TWO_PI)
+
+
+@triton.jit
+def _cauchy(u):
+    """A standard Cauchy number, tan(pi (u - 1/2)), from a U[0, 1)."""
+    angle = (u - 0.5) * _PI
+    return tl.sin(angle) / tl.cos(angle)
+
+
+@triton.jit
+def _steps(seed, counter_ptr, row, dtype: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
+           WIDE: tl.constexpr, GAUSSIAN: tl.constexpr):
+    """delta_j and N_j(0,1) of a tile, one Philox call per pair of coordinates: its words c, e
+    give both coordinates' N_j(0,1) (a Box-Muller pair), a and b their delta_j."""
+    a, b, c, e = pair_uniforms(seed, counter_ptr, row, BLOCK_D, WIDE, 0)
+    n0, n1 = _box_muller(c.to(dtype), e.to(dtype))
+    if GAUSSIAN:
+        d0, d1 = _box_muller(a.to(dtype), b.to(dtype))
+    else:
+        d0, d1 = _cauchy(a.to(dtype)), _cauchy(b.to(dtype))
+    return interleave(d0, d1, BLOCK_P, BLOCK_D), interleave(n0, n1, BLOCK_P, BLOCK_D)
 
 
 @triton.jit
@@ -73,14 +96,7 @@ def _mutate(
             n_j = tl.load(r_ptr + RPD + off, mask=mask, other=0.0)
             n_i = tl.load(r_ptr + 2 * RPD + off, mask=mask, other=0.0)
         else:
-            u_c, u_a = uniform_pairs(seed, counter_ptr, row, BLOCK_P, BLOCK_D, WIDE, 0)
-            u_b, _ = uniform_pairs(seed, counter_ptr, row, BLOCK_P, BLOCK_D, WIDE, 1)
-            n_j, gauss = _box_muller(u_a.to(x.dtype), u_b.to(x.dtype))
-            if GAUSSIAN:
-                delta = gauss
-            else:  # standard Cauchy: tan(pi (u - 1/2))
-                angle = (u_c.to(x.dtype) - 0.5) * _PI
-                delta = tl.sin(angle) / tl.cos(angle)
+            delta, n_j = _steps(seed, counter_ptr, row, x.dtype, BLOCK_P, BLOCK_D, WIDE, GAUSSIAN)
             zero = (row * 0).to(tl.uint32)
             high = zero
             if WIDE:
@@ -134,15 +150,28 @@ def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, seed, N, Q,
     zero = (i * 0).to(tl.uint32)
     step = zero + tl.load(counter_ptr).to(tl.uint32)
     wins = tl.zeros((BLOCK,), dtype=tl.int32)
-    for k in range(Q):
-        if GIVEN:  # the test hook: the eager step's opponents, (runs, M * q)
+    if GIVEN:  # the test hook: the eager step's opponents, (runs, M * q)
+        for k in range(Q):
             j = tl.load(opponents_ptr + (run.to(tl.int64) * M + i) * Q + k, mask=im, other=0).to(tl.int32)
-        else:  # uniform on [0, M): the high word of a 32 x 32-bit product
-            a, _, _, _ = tl.random.philox(seed, i.to(tl.uint32), zero + run.to(tl.uint32), step,
-                                          (i * 0 + 3 + k).to(tl.uint32))
-            j = ((a.to(tl.uint64) * M.to(tl.uint64)) >> 32).to(tl.int32)
-        wins += (f <= _union_f(f_ptr, cf_ptr, run, j, im, N)).to(tl.int32)
+            wins += (f <= _union_f(f_ptr, cf_ptr, run, j, im, N)).to(tl.int32)
+    else:
+        for k in range(0, Q, 4):  # four opponents per Philox call
+            a, b, c, e = tl.random.philox(seed, i.to(tl.uint32), zero + run.to(tl.uint32), step,
+                                          (i * 0 + 3 + k // 4).to(tl.uint32))
+            left = i * 0 + Q - k  # (a tensor: the interpreter's masks must be)
+            wins += _bout(f, a, im, f_ptr, cf_ptr, run, N)
+            wins += _bout(f, b, im & (left > 1), f_ptr, cf_ptr, run, N)
+            wins += _bout(f, c, im & (left > 2), f_ptr, cf_ptr, run, N)
+            wins += _bout(f, e, im & (left > 3), f_ptr, cf_ptr, run, N)
     tl.store(wins_ptr + run * M + i, wins, mask=im)
+
+
+@triton.jit
+def _bout(f, word, live, f_ptr, cf_ptr, run, N):
+    """1 where a live member's f <= that of the opponent drawn from `word` (uniform on
+    [0, 2N): the high word of a 32 x 32-bit product), else 0."""
+    j = ((word.to(tl.uint64) * (2 * N).to(tl.uint64)) >> 32).to(tl.int32)
+    return ((f <= _union_f(f_ptr, cf_ptr, run, j, live, N)) & live).to(tl.int32)
 
 
 @triton.jit
