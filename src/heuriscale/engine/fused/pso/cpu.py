@@ -49,16 +49,15 @@ def move(xs, vs, ps, g, r1, r2, lo, hi, vmax, w, c1, c2):
 
 @kernel
 def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half,
-           groups, steps, move_, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
-           block_nan, nan_evals, counter, key):
+           scratch, values, steps, move_, select, best_x, best_f, hit, it, target, has_target, record, block_f,
+           block_i, block_nan, nan_evals, counter, key):
     runs, pop = f.shape
     blocks = block_f.shape[1]
-    jobs = runs * blocks
+    jobs, groups = runs * blocks, values.shape[0]
     for k in range(steps):
         step = counter[0]
-        for grp in prange(groups):  # groups of blocks, with scratch that never outlives a block
-            r1, r2 = np.empty(BLOCK_ROWS * 2 * half, x.dtype), np.empty(BLOCK_ROWS * 2 * half, x.dtype)
-            g, vals = np.empty(BLOCK_ROWS * dim, x.dtype), np.empty(BLOCK_ROWS)
+        for grp in prange(groups):  # groups of blocks, each with its scratch (none outlives a block)
+            r1, r2, g, vals = scratch[grp, 0], scratch[grp, 1], scratch[grp, 2], values[grp]
             for job in range(grp * jobs // groups, (grp + 1) * jobs // groups):
                 run, b = job // blocks, job % blocks
                 p0 = b * BLOCK_ROWS
@@ -70,8 +69,9 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
                         r1[:n], r2[:n] = given_r[0, run, e0:e0 + n], given_r[1, run, e0:e0 + n]
                     else:
                         uniform_pairs(r1, r2, key, (run * pop + p0) * half, rows, dim, half, step)
-                    for i in range(rows):
-                        g[i * dim:(i + 1) * dim] = gbest_x[run]
+                    for i in range(rows):  # (scalar copies: a slice per row costs more than its copy)
+                        for d in range(dim):
+                            g[i * dim + d] = gbest_x[run, d]
                     move(xs, v[run, e0:e0 + n], pbest_x[run, e0:e0 + n], g, r1, r2, lo, hi, vmax, w, c1, c2)
                 if select:
                     block_values(fid, fdata, xs, dim, f_in, run * pop + p0, vals)
@@ -84,7 +84,8 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
                         value = f[run, p]  # compared in the run's dtype, as eager does
                         if value < pbest_f[run, p]:
                             pbest_f[run, p] = value
-                            pbest_x[run, p * dim:(p + 1) * dim] = x[run, p * dim:(p + 1) * dim]
+                            for e in range(p * dim, (p + 1) * dim):
+                                pbest_x[run, e] = x[run, e]
                         if value < best:
                             best, best_i = value, p
                     block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
@@ -112,6 +113,16 @@ class NativePSO(NativeIteration):
         # the bounds and vmax repeated for each row of a block, so that a block's update is one flat loop
         rows = lambda t: native_view(t.contiguous().repeat(BLOCK_ROWS))  # noqa: E731
         self.lanes = rows(problem.lower), rows(problem.upper), rows(algorithm.velocity_limit(problem))
+        self._scratch: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def scratch(self, dtype) -> tuple[np.ndarray, np.ndarray]:
+        """Per group of blocks: r1, r2 and gbest repeated per row (a block's worth each), and
+        the block's values (allocated once: in the kernel, per step, they cost 0.1-0.2 us)."""
+        groups = min(self.runs * self.blocks, 4 * threads())  # any number gives the same results
+        if groups not in self._scratch:
+            width = BLOCK_ROWS * max(2 * self.half, self.dim)
+            self._scratch[groups] = np.empty((groups, 3, width), dtype), np.empty((groups, BLOCK_ROWS))
+        return self._scratch[groups]
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         flat = lambda t: native_view(t).reshape(self.runs, self.pop * self.dim)  # noqa: E731
@@ -120,6 +131,6 @@ class NativePSO(NativeIteration):
         self.kernel(_steps)(
             flat(s.x), flat(s.v), native_view(s.f), flat(s.pbest_x), native_view(s.pbest_f), native_view(s.gbest_x),
             native_view(s.gbest_f), *self.lanes, *self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata,
-            self.dim, self.half, min(self.runs * self.blocks, 4 * threads()), steps, move, select,
+            self.dim, self.half, *self.scratch(given.dtype), steps, move, select,
             *self.common_args(best_x, hit, it, best_f, record))
         return s
