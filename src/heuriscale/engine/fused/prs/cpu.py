@@ -33,7 +33,7 @@ import torch
 from numba import njit, prange
 from numba.extending import overload
 
-from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks, threads,
+from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks,
                       track_best, uniform)
 
 _RAD = 180.0 / math.pi  # degrees per radian
@@ -244,18 +244,17 @@ def _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals):
 
 @kernel
 def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r, f_in,
-           fid, fdata, dim, half, groups, steps, move, select, block_s, best_x, best_f, hit, it, target, has_target,
+           fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it, target, has_target,
            record, block_f, block_i, block_nan, nan_evals, counter, key):
     runs, pop = f.shape
     blocks = block_f.shape[1]
-    jobs = runs * blocks
+    jobs, groups = runs * blocks, values.shape[0]
     for k in range(steps):
         step = counter[0]
         if move:
             _prisms(apex, mean, deg, prism)
-        for g in prange(groups):  # groups of blocks, with scratch that never outlives a block
-            work = np.empty((3, BLOCK_ROWS * 2 * half), theta.dtype)  # uniforms, E, objective terms
-            vals = np.empty(BLOCK_ROWS)
+        for g in prange(groups):  # groups of blocks, each with its scratch (none outlives a block)
+            work, vals = scratch[g], values[g]  # work: uniforms, E, objective terms
             for job in range(g * jobs // groups, (g + 1) * jobs // groups):
                 run, b = job // blocks, job % blocks
                 p0 = b * BLOCK_ROWS
@@ -317,9 +316,9 @@ class NativePRS(NativeIteration):
         theta, x = native_view(s.theta).reshape(flat), native_view(s.x).reshape(flat)
         given = self.given_r
         given = native_view(given).reshape(given.shape[0], *flat) if given is not None else np.empty((0, 0, 0), x.dtype)
-        groups = min(self.runs * self.blocks, 4 * threads())  # any number gives the same results
         self.kernel(_steps)(
             theta, x, native_view(s.f), native_view(s.apex), native_view(s.t), native_view(self.mean), self.prism,
             *self.lanes, self.alpha, self.T, self.deg, given, self.values_in(s, f_in), self.fitness, self.fdata,
-            self.dim, self.half, groups, steps, move, select, self.block_s, *self.common_args(best_x, hit, it, best_f, record))
+            self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, x.dtype), steps, move, select,
+            self.block_s, *self.common_args(best_x, hit, it, best_f, record))
         return s

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..native import (BLOCK_ROWS, NativeIteration, block_values, kernel, native_view, philox, reduce_blocks, threads,
+from ..native import (BLOCK_ROWS, NativeIteration, block_values, kernel, native_view, philox, reduce_blocks,
                       track_best, uniform)
 
 
@@ -113,16 +113,6 @@ class NativePSO(NativeIteration):
         # the bounds and vmax repeated for each row of a block, so that a block's update is one flat loop
         rows = lambda t: native_view(t.contiguous().repeat(BLOCK_ROWS))  # noqa: E731
         self.lanes = rows(problem.lower), rows(problem.upper), rows(algorithm.velocity_limit(problem))
-        self._scratch: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def scratch(self, dtype) -> tuple[np.ndarray, np.ndarray]:
-        """Per group of blocks: r1, r2 and gbest repeated per row (a block's worth each), and
-        the block's values (allocated once: in the kernel, per step, they cost 0.1-0.2 us)."""
-        groups = min(self.runs * self.blocks, 4 * threads())  # any number gives the same results
-        if groups not in self._scratch:
-            width = BLOCK_ROWS * max(2 * self.half, self.dim)
-            self._scratch[groups] = np.empty((groups, 3, width), dtype), np.empty((groups, BLOCK_ROWS))
-        return self._scratch[groups]
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         flat = lambda t: native_view(t).reshape(self.runs, self.pop * self.dim)  # noqa: E731
@@ -131,6 +121,6 @@ class NativePSO(NativeIteration):
         self.kernel(_steps)(
             flat(s.x), flat(s.v), native_view(s.f), flat(s.pbest_x), native_view(s.pbest_f), native_view(s.gbest_x),
             native_view(s.gbest_f), *self.lanes, *self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata,
-            self.dim, self.half, *self.scratch(given.dtype), steps, move, select,
+            self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, given.dtype), steps, move, select,
             *self.common_args(best_x, hit, it, best_f, record))
         return s
