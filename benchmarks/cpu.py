@@ -549,16 +549,22 @@ def machine() -> dict:
         commit = None
     try:
         import numba
+        from llvmlite import binding
 
         numba_threads = numba.config.NUMBA_NUM_THREADS
+        # what Numba compiles for: a VM that hides its CPU model may get generic code
+        target = numba.config.CPU_NAME or binding.get_host_cpu_name()
+        vector = [f for f in ("avx2", "avx512f", "fma") if f"+{f}" in (numba.config.CPU_FEATURES or
+                                                                        binding.get_host_cpu_features().flatten())]
     except ImportError:
-        numba_threads = None
+        numba_threads, target, vector = None, None, []
     now = datetime.datetime.now(datetime.timezone.utc)
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "usable_cores": len(os.sched_getaffinity(0)),
             "numba_max_threads": numba_threads, "python": platform.python_version(), "torch": torch.__version__,
             "numba": version("numba"), "numpy": np.__version__, "pyswarms": version("pyswarms"),
             "mealpy": version("mealpy"), "date": now.isoformat(timespec="seconds"),
-            "commit": commit, "heuriscale": hs.__version__}
+            "commit": commit, "heuriscale": hs.__version__,
+            "numba_target": f"{target} ({', '.join(vector) or 'no AVX2'})" if target else None}
 
 
 # -- output ----------------------------------------------------------------------------------------
@@ -652,7 +658,8 @@ def markdown(report: dict) -> str:
 
     parts = [
         f"- Machine: {m['cpu']}, {m['usable_cores']} usable cores; Python {m['python']}, torch {m['torch']}, "
-        f"Numba {m['numba']}, NumPy {m['numpy']}, pyswarms {m['pyswarms'] or '-'}, mealpy {m['mealpy'] or '-'}.",
+        f"Numba {m['numba']} (compiling for {m.get('numba_target') or '?'}), NumPy {m['numpy']}, "
+        f"pyswarms {m['pyswarms'] or '-'}, mealpy {m['mealpy'] or '-'}.",
         f"- Date: {m['date']}. Code: commit `{m['commit'] or 'unknown'}`. Command: `{s['command']}` "
         f"({s['wall_s']:.0f} s).",
         f"- Seconds per iteration, best of up to {REPEATS} batches of about {s['target_s']:.2g} s each after a warm-up "

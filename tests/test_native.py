@@ -65,13 +65,23 @@ def test_one_native_step_equals_the_eager_step_with_the_same_random_numbers(algo
     assert runner.iteration == 3 and int(runner._it) == 3
 
 
-@pytest.mark.parametrize("algorithm", ["pso"])
-def test_native_and_fused_kernels_draw_the_same_numbers(algorithm):
+TWINS = {  # the kernels with a Triton twin (synchronous Firefly): (algorithm, dim)
+    "pso": (lambda: hs.PSO(pop_size=37), 5),
+    "prs": (lambda: hs.PRS(pop_size=300, max_iters=20), 3),
+    "firefly": (lambda: hs.Firefly(pop_size=100, alpha=0.5, beta0=1.0, gamma=0.01), 5),
+    "fep-cauchy": (lambda: hs.FEP(pop_size=37), 5),
+    "fep-gaussian": (lambda: hs.FEP(pop_size=37, mutation="gaussian"), 5),
+}
+
+
+@pytest.mark.parametrize("twin", sorted(TWINS))
+def test_native_and_fused_kernels_draw_the_same_numbers(twin):
     """Same seed, same key, same Philox counters: the CPU and CUDA fast paths compute the same
-    iterations (here the Triton kernels run in its interpreter) up to rounding."""
+    iterations (here the Triton kernels run in its interpreter) up to rounding; FEP's
+    survivors come out in the same order."""
     pytest.importorskip("triton")
-    make = {"pso": lambda: hs.PSO(pop_size=37)}[algorithm]
-    runs = {e: hs.Runner("rastrigin", make(), dim=5, runs=2, seed=9, device="cpu", dtype="float64", engine=e)
+    make, dim = TWINS[twin]
+    runs = {e: hs.Runner("rastrigin", make(), dim=dim, runs=2, seed=9, device="cpu", dtype="float64", engine=e)
             for e in ("native", "fused")}
     for runner in runs.values():
         runner.step(3)
@@ -79,67 +89,7 @@ def test_native_and_fused_kernels_draw_the_same_numbers(algorithm):
     for field in native:
         torch.testing.assert_close(native[field], fused[field], rtol=1e-9, atol=1e-9, msg=field)
     torch.testing.assert_close(runs["native"].best_f, runs["fused"].best_f, rtol=1e-9, atol=1e-12)
-
-
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_results_do_not_depend_on_the_number_of_threads(algorithm, monkeypatch):
-    make = ALGORITHMS[algorithm]
-    kw = dict(dim=6, iters=30, runs=3, seed=4, device="cpu", engine="native")
-    results = []
-    before = numba.get_num_threads()
-    try:
-        for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
-            numba.set_num_threads(threads)  # one thread, all threads (parallel builds), the serial build
-            monkeypatch.setattr(native_module, "PARALLEL_MIN", parallel_min)
-            results.append(hs.minimize("rastrigin", make(), **kw))
-    finally:
-        numba.set_num_threads(before)
-    for other in results[1:]:
-        assert torch.equal(results[0].best_f, other.best_f) and torch.equal(results[0].best_x, other.best_x)
-        assert torch.equal(results[0].history_f, other.history_f)
-    assert results[0].extra["cpu_threads"] == 1 and results[1].extra["cpu_threads"] == numba.config.NUMBA_NUM_THREADS
-
-
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_native_runs_converge_like_eager_runs(algorithm):
-    make = ALGORITHMS[algorithm]
-    kw = dict(dim=4, iters=100, runs=30, device="cpu")
-    eager = hs.minimize("rastrigin", make(), engine="eager", seed=0, **kw)
-    native = hs.minimize("rastrigin", make(), engine="native", seed=1, **kw)
-    assert native.extra["engine"] == "native" and native.iterations == 100
-    assert torch.isfinite(native.best_f).all()
-    assert stats.mannwhitneyu(eager.best_f.numpy(), native.best_f.numpy()).pvalue > 1e-3
-    assert (native.history_f[:, 1:] <= native.history_f[:, :-1]).all()
-    assert torch.equal(native.best_f, native.history_f.amin(1))  # best-so-far over every iteration
-
-
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_problems_evaluated_between_kernel_calls_give_the_inline_numbers(algorithm):
-    make = ALGORITHMS[algorithm]
-    kw = dict(iters=25, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
-    inline = hs.minimize("rastrigin", make(), dim=3, **kw)
-    rastrigin = hs.get_problem("rastrigin", dim=3)
-    by_torch = hs.minimize(hs.TorchFunction(rastrigin.evaluate, 3, -5.12, 5.12), make(), **kw)
-    on_host = hs.minimize(hs.NumpyFunction(lambda X: rastrigin.evaluate(torch.from_numpy(X)).numpy(), 3, -5.12, 5.12),
-                          make(), **kw)
-    for other in (by_torch, on_host):
-        torch.testing.assert_close(inline.best_f, other.best_f, rtol=1e-9, atol=1e-9)
-        torch.testing.assert_close(inline.history_f, other.history_f, rtol=1e-9, atol=1e-9)
-
-
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(algorithm):
-    def half_nan(x):
-        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
-
-    problem = hs.TorchFunction(half_nan, 3, -1.0, 1.0)
-    runner = hs.Runner(problem, ALGORITHMS[algorithm](), runs=2, seed=0, device="cpu", engine="native")
-    runner.step(10)
-    r = runner.result()
-    assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all()
-    assert (r.best_x[:, 0] <= 0).all()
-    x = runner.state.x
-    assert ((x >= -1.0) & (x <= 1.0)).all()
+    assert int(runs["native"]._fused.counter) == int(runs["fused"]._fused.counter) == 3
 
 
 def test_inline_objectives_equal_the_problems():
@@ -197,28 +147,143 @@ def test_only_the_exact_application_problems_are_inline():
     assert native_module.inline_objective(hs.TorchFunction(lambda x: x.sum(-1), 2, -1.0, 1.0))[0] == 0
 
 
-NATIVE_ALGORITHMS = {  # every native kernel (Firefly in both update modes)
-    "pso": lambda: hs.PSO(pop_size=40), "prs": lambda: hs.PRS(pop_size=40), "fep": lambda: hs.FEP(pop_size=40),
-    "apo": lambda: hs.APO(pop_size=40), "firefly": lambda: hs.Firefly(pop_size=12),
-    "firefly-sequential": lambda: hs.Firefly(pop_size=12, update="sequential"),
+KERNELS = {  # every native kernel (Firefly in both updates), for a population and a schedule's length
+    "pso": lambda pop, iters: hs.PSO(pop_size=pop),
+    "prs": lambda pop, iters: hs.PRS(pop_size=pop, max_iters=iters),
+    "fep": lambda pop, iters: hs.FEP(pop_size=pop),
+    "apo": lambda pop, iters: hs.APO(pop_size=pop, max_iters=iters),
+    "firefly": lambda pop, iters: hs.Firefly(pop_size=pop, alpha=0.05),
+    "firefly-sequential": lambda pop, iters: hs.Firefly(pop_size=pop, alpha=0.05, update="sequential"),
 }
 
 
 @pytest.mark.parametrize("problem", ["spring, penalty", "otsu, 3 levels"])
-@pytest.mark.parametrize("algorithm", sorted(NATIVE_ALGORITHMS))
+@pytest.mark.parametrize("algorithm", sorted(KERNELS))
 def test_every_kernel_computes_application_problems_inline_as_the_problem_would(algorithm, problem, monkeypatch):
     kw = dict(iters=30, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
     assert native_module.inline_objective(APPLICATIONS[problem]())[0] > 0
-    a = hs.minimize(APPLICATIONS[problem](), NATIVE_ALGORITHMS[algorithm](), **kw)
+    make = KERNELS[algorithm]
+    pop = 12 if algorithm.startswith("firefly") else 40
+    a = hs.minimize(APPLICATIONS[problem](), make(pop, 30), **kw)
     monkeypatch.setattr(native_module, "inline_objective", lambda p: (0, native_module.NO_DATA))
-    b = hs.minimize(APPLICATIONS[problem](), NATIVE_ALGORITHMS[algorithm](), **kw)  # evaluated between calls
+    b = hs.minimize(APPLICATIONS[problem](), make(pop, 30), **kw)  # evaluated between calls
     assert a.extra["engine"] == b.extra["engine"] == "native"
     assert torch.equal(a.best_f, b.best_f) and torch.equal(a.best_x, b.best_x)
-    assert torch.equal(a.history_f, b.history_f)
-    assert (a.history_f[:, -1] < a.history_f[:, 0]).any()  # it optimised
+    assert torch.equal(a.history_f, b.history_f) and a.iterations == 30
 
 
-def test_target_iteration_and_chunks_of_steps():
+# -- every native kernel, the same checks -----------------------------------------------------
+THREAD_PROBLEMS = {
+    "inline": lambda: hs.get_problem("rastrigin", dim=3),
+    "between-calls": lambda: hs.get_problem("rastrigin", dim=3, shift=0),  # evaluated by the problem
+}
+
+
+@pytest.mark.parametrize("problem", sorted(THREAD_PROBLEMS))
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_results_do_not_depend_on_the_number_of_threads(kernel, problem, monkeypatch):
+    pop = 20 if kernel == "firefly-sequential" else 300  # more than one block of rows, not a multiple of one
+    kw = dict(iters=12, runs=3, seed=4, device="cpu", engine="native")
+    results = []
+    before = numba.get_num_threads()
+    try:
+        for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
+            numba.set_num_threads(threads)  # one thread, all threads (parallel builds), the serial build
+            monkeypatch.setattr(native_module, "PARALLEL_MIN", parallel_min)
+            results.append(hs.minimize(THREAD_PROBLEMS[problem](), KERNELS[kernel](pop, 12), **kw))
+    finally:
+        numba.set_num_threads(before)
+    for other in results[1:]:
+        assert torch.equal(results[0].best_f, other.best_f) and torch.equal(results[0].best_x, other.best_x)
+        assert torch.equal(results[0].history_f, other.history_f)
+    assert results[0].extra["cpu_threads"] == 1 and results[1].extra["cpu_threads"] == numba.config.NUMBA_NUM_THREADS
+    assert (results[0].history_f[:, -1] < results[0].history_f[:, 0]).any()
+
+
+CONVERGE_PROBLEMS = {
+    "rastrigin-4": lambda: hs.get_problem("rastrigin", dim=4),
+    "rosenbrock-5": lambda: hs.get_problem("rosenbrock", dim=5),
+    "shifted-sphere-10": lambda: hs.get_problem("sphere", dim=10, shift=1),  # evaluated between kernel calls
+}
+CONVERGE_SIZES = {"pso": (300, 100), "prs": (32, 100), "fep": (20, 100), "apo": (20, 100), "firefly": (16, 100),
+                  "firefly-sequential": (8, 40)}  # population, iterations
+#: APO's kernel draws its own random numbers (it has no Triton twin): more problems for it.
+CONVERGE = [(k, "rastrigin-4") for k in sorted(KERNELS)] + [("apo", "rosenbrock-5"), ("apo", "shifted-sphere-10")]
+
+
+@pytest.mark.parametrize("kernel,problem", CONVERGE)
+def test_native_runs_converge_like_eager_runs(kernel, problem):
+    pop, iters = CONVERGE_SIZES[kernel]
+    kw = dict(iters=iters, runs=30, device="cpu")
+    eager = hs.minimize(CONVERGE_PROBLEMS[problem](), KERNELS[kernel](pop, iters), engine="eager", seed=0, **kw)
+    native = hs.minimize(CONVERGE_PROBLEMS[problem](), KERNELS[kernel](pop, iters), engine="native", seed=1, **kw)
+    assert native.extra["engine"] == "native" and native.iterations == iters
+    assert torch.isfinite(native.best_f).all()
+    assert stats.mannwhitneyu(eager.best_f.numpy(), native.best_f.numpy()).pvalue > 1e-3
+    assert (native.history_f[:, 1:] <= native.history_f[:, :-1]).all()
+    assert torch.equal(native.best_f, native.history_f.amin(1))  # best-so-far over every iteration
+    assert native.best_f.median() < native.history_f[:, 0].median()  # and they improve
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_problems_evaluated_between_kernel_calls_give_the_inline_numbers(kernel):
+    """Sphere: the kernels' inline sum is torch's (in float64, up to four terms in its order),
+    so even PRS, whose runs amplify rounding through the mean deviation, must agree."""
+    kw = dict(iters=25, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
+    pop = 12 if kernel.startswith("firefly") else 30
+    sphere = hs.get_problem("sphere", dim=3, bounds=(-5, 5))
+    inline = hs.minimize(sphere, KERNELS[kernel](pop, 25), **kw)
+    by_torch = hs.minimize(hs.TorchFunction(sphere.evaluate, 3, -5.0, 5.0), KERNELS[kernel](pop, 25), **kw)
+    on_host = hs.minimize(hs.NumpyFunction(lambda X: sphere.evaluate(torch.from_numpy(X)).numpy(), 3, -5.0, 5.0),
+                          KERNELS[kernel](pop, 25), **kw)
+    for other in (by_torch, on_host):
+        torch.testing.assert_close(inline.best_f, other.best_f, rtol=1e-9, atol=1e-12)
+        torch.testing.assert_close(inline.history_f, other.history_f, rtol=1e-9, atol=1e-12)
+    assert (inline.history_f[:, -1] < inline.history_f[:, 0]).any()
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(kernel):
+    def half_nan(x):
+        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+
+    problem = hs.TorchFunction(half_nan, 3, -1.0, 1.0)
+    runner = hs.Runner(problem, KERNELS[kernel](16, 10), runs=2, seed=0, device="cpu", engine="native")
+    runner.step(10)
+    r = runner.result()
+    assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all()
+    assert (r.best_x[:, 0] <= 0).all()
+    x = runner.state.x
+    assert ((x >= -1.0) & (x <= 1.0)).all() and not x.isnan().any()
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_steps_in_one_call_equal_steps_one_by_one_and_resume_from_checkpoints(kernel, tmp_path):
+    """Many steps in one kernel call (two-buffer kernels ending in the other buffer after an
+    odd number, PRS carrying its mean deviation) go exactly as single steps, and as a run
+    resumed halfway from a checkpoint."""
+    pop = {"prs": 40, "firefly": 30, "firefly-sequential": 10}.get(kernel, 20)
+    kw = dict(dim=3, runs=2, seed=6, device="cpu", engine="native")
+    one_call = hs.Runner("rastrigin", KERNELS[kernel](pop, 15), **kw)
+    one_call.step(15)
+    by_one = hs.Runner("rastrigin", KERNELS[kernel](pop, 15), **kw)
+    for _ in range(15):
+        by_one.step(1)
+    for field, value in vars(one_call.state).items():
+        assert torch.equal(value, getattr(by_one.state, field)), field
+    assert torch.equal(one_call.best_f, by_one.best_f)
+    assert torch.equal(one_call.result().history_f, by_one.result().history_f)
+    path = tmp_path / "run.pt"
+    half = hs.Runner("rastrigin", KERNELS[kernel](pop, 15), **kw)
+    half.step(7)
+    torch.save(half.state_dict(), path)
+    whole = hs.minimize("rastrigin", KERNELS[kernel](pop, 15), iters=15, **kw)
+    resumed = hs.minimize("rastrigin", KERNELS[kernel](pop, 15), iters=15, resume=path, **kw)
+    assert torch.equal(whole.best_f, resumed.best_f) and torch.equal(whole.best_x, resumed.best_x)
+    assert torch.equal(whole.history_f, resumed.history_f) and torch.equal(whole.best_f, one_call.best_f)
+
+
+def test_the_target_iteration_is_recorded():
     kw = dict(dim=2, runs=2, seed=3, device="cpu", engine="native")
     r = hs.minimize("sphere", hs.PSO(pop_size=16), target=1e-2, iters=200, **kw)
     assert r.stop_reason == "target"
@@ -226,23 +291,6 @@ def test_target_iteration_and_chunks_of_steps():
     for run in range(2):
         reached = r.history_iter[r.history_f[run] <= 1e-2][0]
         assert int(hit[run]) == int(reached)
-    one_call = hs.Runner("sphere", hs.PSO(pop_size=16), **kw)
-    one_call.step(40)
-    by_one = hs.Runner("sphere", hs.PSO(pop_size=16), **kw)
-    for _ in range(40):
-        by_one.step(1)
-    assert torch.equal(one_call.best_f, by_one.best_f) and torch.equal(one_call.state.x, by_one.state.x)
-
-
-def test_checkpoints_of_native_runs_resume_bit_for_bit(tmp_path):
-    kw = dict(dim=3, runs=2, seed=6, device="cpu", engine="native")
-    whole = hs.minimize("rastrigin", hs.PSO(pop_size=20), iters=60, **kw)
-    path = tmp_path / "run.pt"
-    runner = hs.Runner("rastrigin", hs.PSO(pop_size=20), **kw)
-    runner.step(25)
-    torch.save(runner.state_dict(), path)
-    resumed = hs.minimize("rastrigin", hs.PSO(pop_size=20), iters=60, resume=path, **kw)
-    assert torch.equal(whole.best_f, resumed.best_f) and torch.equal(whole.best_x, resumed.best_x)
 
 
 def test_auto_picks_the_native_kernels_on_the_cpu_and_says_why_not():
