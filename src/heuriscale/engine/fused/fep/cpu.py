@@ -445,8 +445,8 @@ def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
 
 @kernel
 def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, terms, opponents, lower, upper,
-                 tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fdata, fast,
-                 half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
+                 tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fdata,
+                 fast, half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
                  block_nan, nan_evals, counter, key):
     """`steps` generations; the parents are in buffers a (x, eta, f), or in b after an odd
     number of selections. Returns the number of selections."""

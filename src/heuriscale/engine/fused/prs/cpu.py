@@ -244,8 +244,8 @@ def _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals):
 
 @kernel
 def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r, f_in,
-           fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it, target, has_target,
-           record, block_f, block_i, block_nan, nan_evals, counter, key):
+           fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it, target,
+           has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
