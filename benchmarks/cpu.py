@@ -314,8 +314,10 @@ def time_pyswarms(row: Row, target_s: float) -> Timing:
     lower, upper = problem.lower.double().numpy(), problem.upper.double().numpy()
     vmax = algorithm.velocity_limit(problem).double().numpy()
     # same w, c1, c2; "nearest" clamps positions to the box and velocity_clamp clamps v, as (2) and (3) do
-    optimizer = GlobalBestPSO(row.pop, row.dim, {"w": algorithm.w, "c1": algorithm.c1, "c2": algorithm.c2},
-                              bounds=(lower, upper), bh_strategy="nearest", velocity_clamp=(-vmax.min(), vmax.min()))
+    # (its Reporter opens `report.log` in the working directory: a temporary one takes it)
+    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
+        optimizer = GlobalBestPSO(row.pop, row.dim, {"w": algorithm.w, "c1": algorithm.c1, "c2": algorithm.c2},
+                                  bounds=(lower, upper), bh_strategy="nearest", velocity_clamp=(-vmax.min(), vmax.min()))
     # Its star topology builds an N x N neighbour index on the first call (32 GiB at N = 65,536)
     # that computing the global best never reads: a 1 x N one stands in for it.
     optimizer.top.neighbor_idx = np.arange(row.pop)[None]

@@ -6,6 +6,11 @@ numbers on any number of threads, and (where an algorithm also has Triton kernel
 numbers as the fused CUDA path with the same key.
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numba
 import pytest
 import torch
@@ -14,6 +19,8 @@ from scipy import stats
 import heuriscale as hs
 from heuriscale.engine.fused import native as native_module
 from heuriscale.engine.fused import why_not_native
+
+ROOT = Path(__file__).parent.parent
 
 PROBLEMS = {  # computed inside the kernel, but for cec2022-f1 (evaluated by the problem)
     "sphere": lambda: hs.get_problem("sphere", dim=5),
@@ -281,6 +288,28 @@ def test_steps_in_one_call_equal_steps_one_by_one_and_resume_from_checkpoints(ke
     resumed = hs.minimize("rastrigin", KERNELS[kernel](pop, 15), iters=15, resume=path, **kw)
     assert torch.equal(whole.best_f, resumed.best_f) and torch.equal(whole.best_x, resumed.best_x)
     assert torch.equal(whole.history_f, resumed.history_f) and torch.equal(whole.best_f, one_call.best_f)
+
+
+BOUNDS_JOB = """
+import heuriscale as hs
+from tests.test_native import KERNELS
+for kernel, make in KERNELS.items():
+    pop = 10 if kernel.startswith("firefly") else 20
+    for dim in (4, 130) if kernel == "apo" else (4,):  # APO: rows shorter and longer than DENSE_DIM
+        # runs enough for every operator to follow every other (a reproduction after a foraging
+        # move read stale pairs once), few enough coordinates for the serial builds only
+        runs = 2 if dim > 4 else 16 if kernel.startswith("firefly") else 30
+        hs.minimize("rastrigin", make(pop, 100), dim=dim, iters=100, runs=runs, seed=1, device="cpu", engine="native")
+"""
+
+
+def test_kernels_index_only_inside_their_arrays(tmp_path):
+    """Every kernel built with Numba's bounds checks (a build of their own, in a cache of its
+    own): an index out of an array raises IndexError instead of reading or writing memory."""
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    done = subprocess.run([sys.executable, "-c", BOUNDS_JOB], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_the_target_iteration_is_recorded():

@@ -46,6 +46,10 @@ from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_valu
                       uniform)
 
 KINDS = 8  # stream = kind + KINDS * block
+#: From this many coordinates a candidate is built by passes over all of them (in SIMD lanes);
+#: below, coordinate by coordinate, the masked ones only (a vectorised pass's set-up costs
+#: more there; measured crossover 64-128 coordinates).
+DENSE_DIM = 96
 SCALARS, PAIRS, MASK, DORMANT, RUN, RANKS = range(6)
 _LOW = np.uint64(0xFFFFFFFF)
 
@@ -70,6 +74,42 @@ def _clip(v, lo, hi):
     if v > hi:
         return np.float64(hi)
     return v
+
+
+@njit(cache=True, inline="always")
+def _moved(kind, xi, xj, value, pull, lower, upper, scale, s, ff, progress):
+    """A masked coordinate's new value, clipped: (2) for reproduction, (6) for autotrophs,
+    (8) with (9) for heterotrophs (value: the coordinate's Rand or rand; pull: the pairs'
+    mean pull)."""
+    xd = np.float64(xi)
+    if kind == REPRODUCTION:
+        v = xd + scale * (lower + value * (upper - lower))  # (2)
+    elif kind == AUTOTROPH:
+        v = xd + ff * (xj - xd + pull)  # (6)
+    else:
+        near = (1.0 + s * value * (1.0 - progress)) * xd  # (9)
+        v = xd + ff * (near - xd + pull)  # (8)
+    return _clip(v, lower, upper)
+
+
+@njit(cache=True)  # (a call of its own: inlined into the kernel, its loops come out slower)
+def _dense(c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n_pairs, lower, upper, kind, scale, s,
+           ff, progress):
+    """A candidate's coordinates from this many (DENSE_DIM) on: every one in order, the rows
+    read sequentially in SIMD lanes; the masked ones (perm[:ones]) move, the others keep x_i."""
+    dim = c.shape[0]
+    for k in range(ones):
+        masked[perm[k]] = 1
+    for d in range(dim):  # the pairs' pull, pair by pair as eager sums them
+        pulls[d] = 0.0
+    for p in range(n_pairs * (kind != REPRODUCTION)):  # (reproduction has no pairs)
+        weight, minus, plus = pair_w[p], pair_rows[p, 0], pair_rows[p, 1]
+        for d in range(dim):
+            pulls[d] += weight * (np.float64(x[minus, d]) - x[plus, d])
+    for d in range(dim):
+        moved = _moved(kind, xi[d], xj[d], values[d], pulls[d] / n_pairs, lower[d], upper[d], scale, s, ff, progress)
+        c[d] = moved if masked[d] else _clip(np.float64(xi[d]), lower[d], upper[d])
+        masked[d] = 0
 
 
 @njit(cache=True)
@@ -105,11 +145,13 @@ def _mask_words(picks, values, key, row, step, ones):
         picks[2 * b], values[2 * b], picks[2 * b + 1], values[2 * b + 1] = w0, w1, w2, w3
 
 
-@njit(cache=True)
-def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress, swing, eps, perm, jumps, words,
-               masked, values, pulls, pair_rows, pair_w, key, step):
+@njit(cache=True, inline="always")  # (a call with this many arrays costs about 0.1 us: short rows pay it)
+def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress, swing, eps, perm, jumps, picks,
+               drawn, masked, values, pulls, pair_rows, pair_w, key, step):
     """The candidate of rank `rank` (0-based) of one run into c (clipped); returns its operator.
-    x, f: the run's source buffer, read through `order`; swing = 1 + cos(t/T pi)."""
+    x, f: the run's source buffer, read through `order`; swing = 1 + cos(t/T pi). The mask is
+    a partial Fisher-Yates over coordinates; rows shorter than DENSE_DIM then move their
+    masked coordinates one by one, longer ones go through `_dense` (the same numbers)."""
     n, dim = x.shape
     xi = x[order[rank]]
     i = rank + 1
@@ -151,42 +193,37 @@ def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress
                 pair_rows[p, 0], pair_rows[p, 1] = order[max(rank - p - 1, 0)], order[min(rank + p + 1, n - 1)]
         for p in range(n_pairs):  # (7) or (10)
             pair_w[p] = math.exp(-abs(np.float64(f[pair_rows[p, 0]]) / (f[pair_rows[p, 1]] + eps)))
-    picks, drawn = words[0], words[1]
-    _mask_words(picks, drawn, key, row, step, ones)
+    dense = dim >= DENSE_DIM
+    if dense:
+        _mask_words(picks, drawn, key, row, step, ones)
+    zero = np.uint64(0)
+    w = (zero, zero, zero, zero)
     for k in range(ones):  # partial Fisher-Yates over coordinates: `ones` distinct ones, O(ones)
-        j = k + _below(picks[k], dim - k)
+        if dense:
+            pick, value = picks[k], drawn[k]
+        else:  # (as `_mask_words` draws them, one call per two steps)
+            if k % 2 == 0:
+                w = _draw(key, row, step, MASK, k // 2)
+            pick, value = w[2 * (k % 2)], w[2 * (k % 2) + 1]
+        j = k + _below(pick, dim - k)
         jumps[k] = j
         perm[k], perm[j] = perm[j], perm[k]
-        masked[perm[k]] = 1
-        values[perm[k]] = uniform(drawn[k])  # Rand of (2) or rand of (9) at that coordinate
+        values[perm[k]] = uniform(value)  # Rand of (2) or rand of (9) at that coordinate
+    if not dense:  # few coordinates: x_i, then the masked ones (perm[:ones]) one by one
+        for d in range(dim):
+            c[d] = _clip(np.float64(xi[d]), lower[d], upper[d])
+        for k in range(ones):
+            d = perm[k]
+            pull = 0.0
+            for p in range(n_pairs * (kind != REPRODUCTION)):  # (reproduction has no pairs)
+                pull += pair_w[p] * (np.float64(x[pair_rows[p, 0], d]) - x[pair_rows[p, 1], d])
+            c[d] = _moved(kind, xi[d], xj[d], values[d], pull / n_pairs, lower[d], upper[d], scale, s, ff, progress)
+    else:
+        _dense(c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n_pairs, lower, upper, kind, scale,
+               s, ff, progress)
     for k in range(ones - 1, -1, -1):  # undo the swaps: perm is the identity again
         j = jumps[k]
         perm[k], perm[j] = perm[j], perm[k]
-    # Then every coordinate in order (rows read sequentially, in SIMD lanes): the masked ones
-    # move, the others keep x_i; `masked` is all zero again afterwards.
-    if kind == REPRODUCTION:
-        for d in range(dim):
-            xd = np.float64(xi[d])
-            v = xd + scale * (lower[d] + values[d] * (upper[d] - lower[d]))  # (2)
-            c[d] = _clip(v if masked[d] else xd, lower[d], upper[d])
-            masked[d] = 0
-        return kind
-    pulls[:] = 0.0  # the pairs' pull of (6) and (8), pair by pair as eager sums them
-    for p in range(n_pairs):
-        weight, minus, plus = pair_w[p], x[pair_rows[p, 0]], x[pair_rows[p, 1]]
-        for d in range(dim):
-            pulls[d] += weight * (np.float64(minus[d]) - plus[d])
-    heterotroph = kind == HETEROTROPH
-    for d in range(dim):
-        xd = np.float64(xi[d])
-        pull = pulls[d] / n_pairs
-        if heterotroph:
-            near = (1.0 + s * values[d] * (1.0 - progress)) * xd  # (9)
-            v = xd + ff * (near - xd + pull)  # (8)
-        else:
-            v = xd + ff * (xj[d] - xd + pull)  # (6)
-        c[d] = _clip(v if masked[d] else xd, lower[d], upper[d])
-        masked[d] = 0
     return kind
 
 
@@ -213,8 +250,8 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, perm, jumps, words, mas
                     if move:
                         kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, row, renew[run, r],
                                                    lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
-                                                   words[job], masked[job], values[job], pulls[job], pair_rows[job],
-                                                   pair_w[job], key, step)
+                                                   words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
+                                                   pair_rows[job], pair_w[job], key, step)
                     if select:
                         value, nan = new_value(fid, fdata, cand[run, r], f_in, row)
                         nans += nan
