@@ -52,12 +52,8 @@ INLINE = {
 }
 
 
-#: Application problems computed inside the kernels from data (`objective_data`).
+#: Application problems computed inside the kernels from their data (`inline_objective`).
 SPRING_PENALTY, SPRING_DEB, OTSU = 17, 18, 19
-
-
-def fitness_id(problem) -> int:
-    return inline_objective(problem)[0]
 
 
 def inline_objective(problem) -> tuple[int, np.ndarray]:
