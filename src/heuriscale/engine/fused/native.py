@@ -330,6 +330,19 @@ def track_best(run, m, x_row, best_x, best_f, hit, it, target, has_target, recor
     record[step, run] = best_f[run]
 
 
+@njit(cache=True)
+def close_step(run, rows, dim, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
+               nan_evals, step):
+    """The engine's bookkeeping of `run` after the parallel part of a step: its best new value
+    over the block bests (the first on ties) at its row of `rows` (the run's new population,
+    flat, rows of dim), its NaN count, best-so-far, target iteration and history row. Returns
+    (best new value, its row)."""
+    m, i = reduce_blocks(block_f, block_i, run)
+    nan_evals[run] += block_nan[run].sum()
+    track_best(run, m, rows[i * dim:(i + 1) * dim], best_x, best_f, hit, it, target, has_target, record, step)
+    return m, i
+
+
 def native_view(t: torch.Tensor) -> np.ndarray:
     """A NumPy view of a CPU tensor (0-d tensors as 1-element arrays, so kernels can write them)."""
     view = (t.detach() if t.requires_grad else t).numpy()  # detach costs a microsecond

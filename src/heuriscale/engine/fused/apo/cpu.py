@@ -42,8 +42,7 @@ import torch
 from numba import njit, prange
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
-from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks, track_best,
-                      uniform)
+from ..native import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view, new_value, philox, uniform
 
 KINDS = 8  # stream = kind + KINDS * block
 #: From this many coordinates a candidate is built by passes over all of them (in SIMD lanes);
@@ -270,9 +269,8 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, perm, jumps, words, mas
             t[0] += 1
         if select:
             for run in range(runs):
-                m, i = reduce_blocks(block_f, block_i, run)
-                nan_evals[run] += block_nan[run].sum()
-                track_best(run, m, xb[run, i], best_x, best_f, hit, it, target, has_target, record, k)
+                close_step(run, xb[run].reshape(-1), dim, best_x, best_f, hit, it, target, has_target, record,
+                           block_f, block_i, block_nan, nan_evals, k)
             counter[0] += 1
             xa, fa, xb, fb = xb, fb, xa, fa  # the new population is the next source
 

@@ -33,8 +33,8 @@ import torch
 from numba import njit, prange
 
 from .. import native
-from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks, track_best,
-                      uniform, word_pair)
+from ..native import (BLOCK_ROWS, NativeIteration, close_step, kernel, native_view, new_value, philox, uniform,
+                      word_pair)
 
 _MASK = np.uint64(0xFFFFFFFF)
 
@@ -58,9 +58,8 @@ def _select_rows(x, f, f_in, fid, fdata, run, start, stop, pop):
 def _finish(x, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, k):
     """The engine's bookkeeping of step k, per run, on the new population x."""
     for run in range(x.shape[0]):
-        m, i = reduce_blocks(block_f, block_i, run)
-        nan_evals[run] += block_nan[run].sum()
-        track_best(run, m, x[run, i], best_x, best_f, hit, it, target, has_target, record, k)
+        close_step(run, x[run].reshape(-1), x.shape[2], best_x, best_f, hit, it, target, has_target, record, block_f,
+                   block_i, block_nan, nan_evals, k)
 
 
 # exp r = 1 + r + r^2 P(r) on |r| <= ln(2)/2, highest power first: a near-minimax fit

@@ -33,8 +33,7 @@ import torch
 from numba import njit, prange
 from numba.extending import overload
 
-from ..native import (BLOCK_ROWS, NativeIteration, kernel, native_view, new_value, philox, reduce_blocks,
-                      track_best, uniform)
+from ..native import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view, new_value, philox, uniform
 
 _RAD = 180.0 / math.pi  # degrees per radian
 # Polynomial coefficients, highest power first: sin r = r + r z S(z) with z = r^2 on
@@ -279,10 +278,8 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
             it[0] += 1
         if select:
             for run in range(runs):
-                m, i = reduce_blocks(block_f, block_i, run)
-                nan_evals[run] += block_nan[run].sum()
-                track_best(run, m, x[run, i * dim:(i + 1) * dim], best_x, best_f, hit, it, target, has_target,
-                           record, k)
+                close_step(run, x[run], dim, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
+                           block_nan, nan_evals, k)
                 mean[run] = block_s[run].sum() / pop  # the next iteration's (10)
             counter[0] += 1
 

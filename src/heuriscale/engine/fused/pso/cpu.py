@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..native import (BLOCK_ROWS, NativeIteration, block_values, kernel, native_view, philox, reduce_blocks,
-                      track_best, uniform)
+from ..native import BLOCK_ROWS, NativeIteration, block_values, close_step, kernel, native_view, philox, uniform
 
 
 @njit(cache=True)
@@ -93,10 +92,8 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
             it[0] += 1
         if select:
             for run in range(runs):
-                m, i = reduce_blocks(block_f, block_i, run)
-                nan_evals[run] += block_nan[run].sum()
-                track_best(run, m, x[run, i * dim:(i + 1) * dim], best_x, best_f, hit, it, target, has_target,
-                           record, k)
+                m, i = close_step(run, x[run], dim, best_x, best_f, hit, it, target, has_target, record, block_f,
+                                  block_i, block_nan, nan_evals, k)
                 if m < gbest_f[run]:  # then this particle's pbest is x
                     gbest_f[run] = m
                     gbest_x[run, :] = x[run, i * dim:(i + 1) * dim]
