@@ -111,6 +111,11 @@ def test_reproduce_writes_reports_with_paper_numbers_beside_ours(tmp_path):
     finally:
         study_module.execute = real
     assert calls == []
+    # a report written from a store names the hardware its runs recorded, not this machine's
+    with sqlite3.connect(tmp_path / "mini" / "results.sqlite") as db:
+        db.execute("UPDATE runs SET device_name = 'Recorded Xeon 9999'")
+    text = reproduce_paper(mini, "quick", ["cpu"], tmp_path).read_text()
+    assert "| cpu | " in text and "Recorded Xeon 9999 (engine" in text
 
 
 def test_cli_reproduce_errors():

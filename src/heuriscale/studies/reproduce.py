@@ -301,7 +301,8 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def _hardware(devices: list[str], rows: list[dict]) -> dict:
-    """Each device's name, with the engines its runs used (and on the CPU, the threads)."""
+    """Each device's name as its runs recorded it, with the engines they used (and on the CPU,
+    the threads)."""
     ours = {}
     for d in devices:
         runs = [r for r in rows if r["device"] == d]
@@ -309,7 +310,9 @@ def _hardware(devices: list[str], rows: list[dict]) -> dict:
         threads = sorted({int(r["cpu_threads"]) for r in runs if r.get("cpu_threads")})
         how = [f"engine {', '.join(engines)}"] if engines else []
         how += [f"{', '.join(map(str, threads))} thread{'s' if threads != [1] else ''}"] if threads else []
-        ours[d] = device_name(resolve_device(d)) + (f" ({'; '.join(how)})" if how else "")
+        # the names the runs recorded: a report may be written on another machine than its runs'
+        named = sorted({str(r["device_name"]) for r in runs if r.get("device_name")})
+        ours[d] = (", ".join(named) or device_name(resolve_device(d))) + (f" ({'; '.join(how)})" if how else "")
     return ours
 
 
