@@ -249,19 +249,25 @@ def _draw_common(key, step, row0, row1, pi_err, n_i):
 
 
 @njit(cache=True, error_model="numpy")
-def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j):
+def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
     """The Triton kernel's delta_j and N_j(0,1) for rows row0..row1 (run * mu + p), rows
-    padded to 2 * half coordinates."""
-    first = row0 * half
-    for t in range(first, row1 * half):  # one pair of coordinates (one Philox call) per pass
-        c = np.uint64(t)
+    padded to 2 * half coordinates. In passes that LLVM vectorises each on its own (as one
+    loop it did less well): the Philox words, one call per pair of coordinates, into `u` as
+    uniforms a, b (row 0) and c, e (row 1); then the pairs' conversions."""
+    first, n = row0 * half, (row1 - row0) * half
+    ua, ub, uc, ue = u[0, :n], u[0, n:2 * n], u[1, :n], u[1, n:2 * n]
+    for t in range(n):
+        c = np.uint64(first + t)
         a, b, c, e = philox(key, c & _LOW, c >> np.uint64(32), step, 0)
-        i = 2 * (t - first)
-        n_j[i], n_j[i + 1] = box_muller(uniform(c), uniform(e), pi_err)
-        if gaussian:
-            delta[i], delta[i + 1] = box_muller(uniform(a), uniform(b), pi_err)
-        else:
-            delta[i], delta[i + 1] = cauchy(uniform(a), pi_err), cauchy(uniform(b), pi_err)
+        ua[t], ub[t], uc[t], ue[t] = uniform(a), uniform(b), uniform(c), uniform(e)
+    for t in range(n):
+        n_j[2 * t], n_j[2 * t + 1] = box_muller(uc[t], ue[t], pi_err)
+    if gaussian:
+        for t in range(n):
+            delta[2 * t], delta[2 * t + 1] = box_muller(ua[t], ub[t], pi_err)
+    else:
+        for t in range(n):
+            delta[2 * t], delta[2 * t + 1] = cauchy(ua[t], pi_err), cauchy(ub[t], pi_err)
 
 
 @njit(cache=True, error_model="numpy")
@@ -273,7 +279,7 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
     pop, dim = x.shape[1], x.shape[2]
     width = 2 * half
     rows = scratch.shape[1] // width
-    delta, n_j, n_i = scratch[0], scratch[1], scratch[2]  # n_i: the block's rows, from p0
+    delta, n_j, n_i, u = scratch[0], scratch[1], scratch[2], scratch[3:]  # n_i: the block's rows, from p0
     if given.shape[0]:  # the test hook: the eager step's N(0,1), delta_j and N_j(0,1)
         n_i[:p1 - p0] = given[2, run, p0:p1, 0]
     else:
@@ -288,7 +294,7 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
                 delta[(p - s0) * width:(p - s0) * width + dim] = given[0, run, p]
                 n_j[(p - s0) * width:(p - s0) * width + dim] = given[1, run, p]
         else:
-            _draw(key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j)
+            _draw(key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j, u)
             if drawn.shape[0]:
                 for p in range(s0, s1):
                     drawn[0, run, p] = delta[(p - s0) * width:(p - s0) * width + dim]
@@ -505,10 +511,11 @@ class NativeFEP(NativeIteration):
         self.union_f = np.empty((runs, 2 * self.pop), ftype)
         self.wins = np.empty((runs, 2 * self.pop), np.int64)
         self.keep = np.empty((runs, self.pop), np.int64)
-        # Per job (block): the numbers of one pass of _draw, the terms of one objective value,
-        # the opponents of a block of union members.
+        # Per job (block): the numbers of one pass of _draw (delta_j, N_j(0,1), N(0,1), and
+        # two rows of its uniforms), the terms of one objective value, the opponents of a
+        # block of union members.
         width = 2 * self.half
-        self.scratch = np.empty((runs * self.blocks, 3, max(1, min(DRAW_COORDS // width, self.pop)) * width), ftype)
+        self.scratch = np.empty((runs * self.blocks, 5, max(1, min(DRAW_COORDS // width, self.pop)) * width), ftype)
         self.terms = np.empty((runs * self.blocks, self.dim), np.float64)
         union_blocks = math.ceil(2 * self.pop / BLOCK_ROWS)
         self.opponents = np.empty((runs * union_blocks, self.q, min(BLOCK_ROWS, 2 * self.pop)), np.int64)
