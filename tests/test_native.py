@@ -353,3 +353,28 @@ def test_cli_cpu_threads_and_bad_values():
     finally:
         numba.set_num_threads(before)
         torch.set_num_threads(before)
+
+
+def test_uniform_matches_tritons_int64_definition():
+    """`native.uniform` works in int32 (for SIMD); tl.random.uint_to_uniform_float's rule,
+    written out in int64 here: the word read as a signed int32 x, -x - 1 where x < 0, times
+    2^-31. Edge words (signs, float32 rounding steps) and a million random ones."""
+    import numpy as np
+
+    @numba.njit
+    def convert(words, out):
+        for i in range(words.shape[0]):
+            out[i] = native_module.uniform(words[i])
+
+    edges = [0, 1, 2**24 - 1, 2**24, 2**24 + 1, 2**31 - 129, 2**31 - 128, 2**31 - 65, 2**31 - 64, 2**31 - 1,
+             2**31, 2**31 + 1, 2**32 - 2**24 - 1, 2**32 - 129, 2**32 - 2, 2**32 - 1]
+    words = np.concatenate([np.array(edges, np.uint64),
+                            np.random.default_rng(0).integers(0, 2**32, 10**6, dtype=np.uint64)])
+    x = words.astype(np.int64)
+    x = np.where(x >= 2**31, x - 2**32, x)
+    x = np.where(x < 0, -x - 1, x)
+    expected = x.astype(np.float32) * np.float32(4.6566127342e-10)
+    got = np.empty(words.shape[0], np.float32)
+    convert(words, got)
+    assert np.array_equal(got, expected)
+    assert got.min() >= 0 and got.max() < 1
