@@ -257,8 +257,8 @@ def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
     first, n = row0 * half, (row1 - row0) * half
     ua, ub, uc, ue = u[0, :n], u[0, n:2 * n], u[1, :n], u[1, n:2 * n]
     for t in range(n):
-        c = np.uint64(first + t)
-        a, b, c, e = philox(key, c & _LOW, c >> np.uint64(32), step, 0)
+        pair = np.uint64(first + t)
+        a, b, c, e = philox(key, pair & _LOW, pair >> np.uint64(32), step, 0)
         ua[t], ub[t], uc[t], ue[t] = uniform(a), uniform(b), uniform(c), uniform(e)
     for t in range(n):
         n_j[2 * t], n_j[2 * t + 1] = box_muller(uc[t], ue[t], pi_err)
