@@ -19,8 +19,8 @@ iteration: its largest size is capped where eager on one thread would take over
 MAX_EAGER_S per iteration, extrapolated from its N = 1,024 row (the output says so).
 
 Method, per (row, column): a fresh run set (seed 0), warmed up by a growing number of
-iterations that also estimates the time of one; then REPEATS timed batches of about
-TARGET_S each (at most MAX_ITERS iterations, one batch if three would take more than
+iterations that also estimates the time of one; then REPEATS (`--repeats`) timed batches of about
+TARGET_S each (at most MAX_ITERS iterations, one batch if they would take more than
 SLOW_S) and the best batch's time per iteration is kept. The iterations per batch are in
 the JSON and in the second table. heuriscale is timed through `Runner.step`, so each
 number includes the engine's own per-iteration work (best-so-far tracking, history).
@@ -664,7 +664,7 @@ def markdown(report: dict) -> str:
         f"pyswarms {m['pyswarms'] or '-'}, mealpy {m['mealpy'] or '-'}.",
         f"- Date: {m['date']}. Code: commit `{m['commit'] or 'unknown'}`. Command: `{s['command']}` "
         f"({s['wall_s']:.0f} s).",
-        f"- Seconds per iteration, best of up to {REPEATS} batches of about {s['target_s']:.2g} s each after a warm-up "
+        f"- Seconds per iteration, best of up to {s['repeats']} batches of about {s['target_s']:.2g} s each after a warm-up "
         "(iterations per batch: second table). `1T` = one thread, "
         f"`{s['threads_all']}T` = all cores (Numba and torch threads). Speed-ups against NumPy, pyswarms and mealpy "
         "divide by native on one thread (the baselines run on one core); `first call` is the native kernel build "
@@ -743,10 +743,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="threads of the 'all cores' columns (default: all)")
     parser.add_argument("--only", help="comma-separated algorithms or row-key prefixes (pso,prs,fep,firefly,apo)")
     parser.add_argument("--no-first-call", action="store_true", help="skip the compile/load subprocesses")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help=f"timed batches per cell, the best kept (default {REPEATS}; more on a noisy machine)")
     parser.add_argument("--first-call-probe", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_call_probe:
         return first_call_probe(args.first_call_probe)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    global REPEATS  # read by every timing function of this script
+    REPEATS = args.repeats
 
     warned = show_each_warning_once()
     started = time.perf_counter()

@@ -110,6 +110,7 @@ def test_greedy_step_never_makes_an_individual_worse(device):
         assert bool((runner.state.f <= before).all())
 
 
+@pytest.mark.slow  # 40 s of eager steps; the default run keeps the spring design's quality check
 def test_apo_sphere_quality():
     r = hs.minimize("sphere", APO(pop_size=100), dim=30, iters=1000, runs=5, seed=0, device="cpu")
     assert float(r.best_f.median()) < 1e-12, r.best_f

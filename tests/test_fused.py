@@ -126,7 +126,13 @@ def test_the_kernels_random_numbers_are_uniform_and_independent(fused_device):
     assert corr(r1[0], r1[1]) < 0.1 and corr(draws[0], draws[1]) < 0.1
 
 
-@pytest.mark.parametrize("algorithm", ["pso", "firefly", "prs", "fep"])
+# Interpreted on the CPU these take 80 s together: `-m slow` there. The default run still ties
+# the fused kernels to eager: test_native.py checks that they compute the native kernels'
+# numbers, and that the native runs converge like eager ones.
+INTERPRETED_IS_SLOW = [] if torch.cuda.is_available() else [pytest.mark.slow]
+
+
+@pytest.mark.parametrize("algorithm", [pytest.param(a, marks=INTERPRETED_IS_SLOW) for a in ("pso", "firefly", "prs", "fep")])
 def test_fused_runs_converge_like_eager_runs(algorithm, fused_device):
     cuda = fused_device == "cuda"
     # PRS's final values cluster at Rastrigin's local minima, so a set of 40 runs can land far

@@ -33,7 +33,16 @@ opponents.
 
 Numba leaves `math.log`, `math.cos`... as scalar calls into libm, which would cost more
 than the rest of a generation; these kernels take vectorisable polynomial versions instead
-(`_elementary`), in the run's dtype as the Triton kernels compute.
+(`_elementary`), in the run's dtype as the Triton kernels compute. The conversions, the move
+and the objective terms fuse multiply-adds (`CONTRACT`), so their last bits depend on
+whether the CPU has FMA (every x86-64 since 2013 and every 64-bit Arm has); the number of
+threads never changes them.
+
+What keeps these loops fast (one thread, mu 800, D = 32; measured on the 2-core AMD EPYC):
+loops over a pass's coordinates, not over 32-coordinate rows (twice as fast); slices
+indexed from 0 or unsigned indices (an index that could be negative gets a wraparound
+check, which stops LLVM vectorising the loop: a row sum took 3x as long); FMA (a tenth of
+a generation).
 """
 
 from __future__ import annotations
@@ -52,6 +61,12 @@ from ..native import BLOCK_ROWS, NativeIteration, kernel, native_view, objective
 
 #: Coordinates drawn per pass of `_draw` (the pass's numbers stay in L1 until used).
 DRAW_COORDS = 2048
+#: Multiply-adds fused (FMA) in the conversions, the move and the polynomials: one rounding
+#: instead of two, and half the instructions of a Horner step. Only for functions that call
+#: no objective: the inline objectives must stay bitwise equal to the problems', and Numba's
+#: flag reaches the code a function calls (on `_mutate`, it changed the spring objective's
+#: last bits: test_native.py's inline-vs-between-calls test failed).
+CONTRACT = {"contract"}
 #: Boxes within +-2^20 let the vectorised objectives reduce their arguments exactly.
 FAST_BOX = 2.0**20
 
@@ -239,7 +254,7 @@ def _cauchy(u, pi_err):
 _LOW = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
 def _draw_common(key, step, row0, row1, pi_err, n_i):
     """The Triton kernel's N(0,1) of rows row0..row1 (run * mu + p), one per individual."""
     for row in range(row0, row1):
@@ -248,7 +263,7 @@ def _draw_common(key, step, row0, row1, pi_err, n_i):
         n_i[row - row0], _ = box_muller(uniform(a), uniform(b), pi_err)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
 def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
     """The Triton kernel's delta_j and N_j(0,1) for rows row0..row1 (run * mu + p), rows
     padded to 2 * half coordinates. In passes that LLVM vectorises each on its own (as one
@@ -272,14 +287,15 @@ def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
 
 @njit(cache=True, error_model="numpy")
 def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
-            half, given, drawn, scratch, fid, fdata, fast, terms):
+            half, given, drawn, scratch, fid, fdata, fast):
     """Step 3 for rows p0..p1 of `run`: offspring (x', eta') of parents (x, eta), some rows
     at a time (their numbers drawn into `scratch`, then used); for the built-in functions
-    (fid > 0) also step 4, the rows' values while they are in L1."""
+    (fid > 0) also step 4, the rows' values while they are in L1. `lower` and `upper` hold
+    the box repeated for as many rows as a pass takes."""
     pop, dim = x.shape[1], x.shape[2]
     width = 2 * half
     rows = scratch.shape[1] // width
-    delta, n_j, n_i, u = scratch[0], scratch[1], scratch[2], scratch[3:]  # n_i: the block's rows, from p0
+    delta, n_j, n_i, common, u = scratch[0], scratch[1], scratch[2], scratch[3], scratch[3:]  # n_i from p0
     if given.shape[0]:  # the test hook: the eager step's N(0,1), delta_j and N_j(0,1)
         n_i[:p1 - p0] = given[2, run, p0:p1, 0]
     else:
@@ -290,83 +306,102 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
     for s0 in range(p0, p1, rows):
         s1 = min(s0 + rows, p1)
         if given.shape[0]:
-            for p in range(s0, s1):
-                delta[(p - s0) * width:(p - s0) * width + dim] = given[0, run, p]
-                n_j[(p - s0) * width:(p - s0) * width + dim] = given[1, run, p]
+            for p in range(s1 - s0):
+                delta[p * dim:(p + 1) * dim] = given[0, run, s0 + p]
+                n_j[p * dim:(p + 1) * dim] = given[1, run, s0 + p]
         else:
             _draw(key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j, u)
+            if width > dim:  # rows padded to width: their first dim numbers, packed (in order,
+                for p in range(1, s1 - s0):  # so that no number is overwritten before it moves)
+                    for d in range(dim):
+                        delta[p * dim + d], n_j[p * dim + d] = delta[p * width + d], n_j[p * width + d]
             if drawn.shape[0]:
-                for p in range(s0, s1):
-                    drawn[0, run, p] = delta[(p - s0) * width:(p - s0) * width + dim]
-                    drawn[1, run, p] = n_j[(p - s0) * width:(p - s0) * width + dim]
-        for p in range(s0, s1):  # (1-D views indexed from 0: loops LLVM vectorises, unlike x[run, p, d])
-            at = (p - s0) * width
-            xp, ep, cxp, cep = x[run, p], eta[run, p], cx[run, p], ceta[run, p]
-            dp, njp, common = delta[at:at + dim], n_j[at:at + dim], tau_prime * n_i[p - p0]
-            for d in range(dim):  # x'(j) = x(j) + eta(j) delta_j (the old eta), clipped to the box;
-                cxp[d] = min(max(xp[d] + ep[d] * dp[d], lower[d]), upper[d])
-                # eta'(j) = eta(j) exp(tau' N(0,1) + tau N_j(0,1)), at least eta_min
-                cep[d] = max(ep[d] * fast_exp(common + tau * njp[d]), eta_min)
+                for p in range(s1 - s0):
+                    drawn[0, run, s0 + p] = delta[p * dim:(p + 1) * dim]
+                    drawn[1, run, s0 + p] = n_j[p * dim:(p + 1) * dim]
+        for p in range(s1 - s0):  # tau' N(0,1), the individual's, for each of its coordinates
+            common[p * dim:(p + 1) * dim] = tau_prime * n_i[s0 - p0 + p]
+        _move(x[run, s0:s1].reshape(-1), eta[run, s0:s1].reshape(-1), cx[run, s0:s1].reshape(-1),
+              ceta[run, s0:s1].reshape(-1), delta, n_j, common, lower, upper, tau, eta_min)
         if fid:
-            _values(fid, fdata, fast, cx[run], cf[run], s0, s1, terms)
+            _values(fid, fdata, fast, cx[run], cf[run], s0, s1, delta)  # (delta's numbers are used)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
+def _move(xs, es, cxs, ces, delta, n_j, common, lower, upper, tau, eta_min):
+    """Step 3's equations for a pass's rows, as one loop over their coordinates (LLVM
+    vectorises it whole; row by row, 32-coordinate loops took twice as long)."""
+    for t in range(xs.shape[0]):  # x'(j) = x(j) + eta(j) delta_j (the old eta), clipped to the box;
+        cxs[t] = min(max(xs[t] + es[t] * delta[t], lower[t]), upper[t])
+        # eta'(j) = eta(j) exp(tau' N(0,1) + tau N_j(0,1)), at least eta_min
+        ces[t] = max(es[t] * fast_exp(common[t] + tau * n_j[t]), eta_min)
 
 
 @njit(cache=True, fastmath={"reassoc"})
-def _sum(terms, n):
-    """terms[:n] in float64, summed in the order the vectorised loop takes (fixed by the
-    compiled code: the same on every call and any number of threads)."""
+def _sum(terms):
+    """terms in float64, summed in the order the vectorised loop takes (fixed by the compiled
+    code: the same on every call and any number of threads). (A slice, not an offset: with
+    terms[start + d] the index could be negative, and its wraparound stops the vectorising.)"""
     acc = 0.0
-    for d in range(n):
+    for d in range(terms.shape[0]):
         acc += np.float64(terms[d])
     return acc
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
+def _terms(fid, xs, terms):
+    """The terms of paper 004's f1, f3-f5 at coordinates xs (a pass's rows one after another),
+    in xs's dtype as eager computes them, by one loop LLVM vectorises (sines and cosines from
+    `_elementary`)."""
+    T = xs.dtype.type
+    n = xs.shape[0]
+    if fid == 1:  # sphere
+        for t in range(n):
+            terms[t] = xs[t] * xs[t]
+    elif fid == 3:  # rastrigin
+        for t in range(n):
+            terms[t] = xs[t] * xs[t] - T(10.0) * cos_turns(xs[t])
+    elif fid == 6:  # rosenbrock: the pair (x_d, x_d+1); a row's last term pairs it with the next row, unused
+        for t in range(n - 1):
+            a, b = xs[t + 1] - xs[t] * xs[t], xs[t] - T(1.0)
+            terms[t] = T(100.0) * (a * a) + b * b
+    else:  # schwefel 2.26
+        for t in range(n):
+            terms[t] = -xs[t] * fast_sin(np.sqrt(np.abs(xs[t])))
 
 
 @njit(cache=True, error_model="numpy")
 def _values(fid, fdata, fast, x, f, p0, p1, terms):
     """f[p] = the built-in function `fid` at x[p] for rows p0..p1, as native.objective
-    computes it (float64); but for paper 004's f1, f3-f5 when `fast`, a row's terms first
-    go to `terms` by a loop LLVM vectorises (sines and cosines from `_elementary`, in x's
-    dtype), then are summed."""
+    computes it (float64); but for paper 004's f1, f3-f5 when `fast`, `_terms` first, then
+    each row's terms summed in float64."""
     dim = x.shape[1]
     if not fast or fid not in (1, 3, 6, 10):
         for p in range(p0, p1):
             f[p] = objective(fid, x[p], fdata)
         return
-    for p in range(p0, p1):
-        xp = x[p]
-        if fid == 1:  # sphere
-            for d in range(dim):
-                v = np.float64(xp[d])
-                terms[d] = v * v
-            f[p] = _sum(terms, dim)
-        elif fid == 3:  # rastrigin
-            for d in range(dim):
-                v = np.float64(xp[d])
-                terms[d] = v * v - 10.0 * cos_turns(xp[d])
-            f[p] = 10.0 * dim + _sum(terms, dim)
-        elif fid == 6:  # rosenbrock
-            for d in range(dim - 1):
-                a, b = np.float64(xp[d]), np.float64(xp[d + 1])
-                terms[d] = 100.0 * (b - a * a) ** 2 + (a - 1.0) ** 2
-            f[p] = _sum(terms, dim - 1)
-        else:  # schwefel 2.26
-            for d in range(dim):
-                terms[d] = -np.float64(xp[d]) * fast_sin(np.sqrt(np.abs(xp[d])))
-            f[p] = _sum(terms, dim)
+    _terms(fid, x[p0:p1].reshape(-1), terms)
+    summed, offset = (dim - 1, 0.0) if fid == 6 else (dim, 10.0 * dim if fid == 3 else 0.0)
+    for p in range(p1 - p0):
+        f[p0 + p] = offset + _sum(terms[p * dim:p * dim + summed])
 
 
 @njit(cache=True)
 def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
     """Step 4's values of rows p0..p1 of `run`, NaN -> +inf: the kernel's (inline) or the
-    engine's problem's (f_in); with the parents', in union order. Returns how many were NaN."""
+    engine's problem's (f_in); with the parents', in union order. Returns how many were NaN.
+    (Slices indexed from 0, so that no index can be negative: its wraparound would stop the
+    vectorising.)"""
     pop = cf.shape[1]
+    new, given = cf[run, p0:p1], f_in[run * pop + p0:run * pop + p1]  # (f_in: a placeholder if inline)
+    parents, union_parents, union_children = f[run, p0:p1], union_f[run, p0:p1], union_f[run, pop + p0:pop + p1]
     nans = 0
-    for p in range(p0, p1):
-        value = cf[run, p] if inline else f_in[run * pop + p]
-        if value != value:
-            value, nans = np.inf, nans + 1
-        cf[run, p] = value
-        union_f[run, p], union_f[run, pop + p] = f[run, p], value
+    for t in range(p1 - p0):
+        value = new[t] if inline else given[t]
+        nan = value != value
+        nans += nan
+        value = np.inf if nan else value
+        new[t], union_children[t], union_parents[t] = value, value, parents[t]
     return nans
 
 
@@ -374,23 +409,20 @@ def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
 def _tournament(f, wins, given, run, i0, i1, q, step, key, opponents):
     """Step 5 for union members i0..i1 of `run` (f, wins: the run's rows): wins against q
     opponents drawn uniformly from the union, with replacement. All opponents are drawn
-    first (a loop LLVM vectorises; with the comparisons in it, it does not)."""
+    first (a loop LLVM vectorises; with the comparisons in it, it does not), as uint32: an
+    unsigned index needs no wraparound, so the bouts' gathers vectorise."""
     m, n = f.shape[0], i1 - i0
     if given.shape[0]:  # the test hook: the eager step's opponents, (runs, m q)
         for k in range(q):
             for r in range(n):
                 opponents[k, r] = given[run, (i0 + r) * q + k]
+    size = np.uint64(m)
     for k in range(0, q if given.shape[0] == 0 else 0, 4):  # four opponents per Philox call
-        size = np.uint64(m)
+        row0, row1, row2, row3 = opponents[k], opponents[k + 1], opponents[k + 2], opponents[k + 3]
         for r in range(n):  # uniform on [0, m): the high word of a 32 x 32-bit product
             a, b, c, e = philox(key, i0 + r, run, step, 3 + k // 4)
-            opponents[k, r] = (a * size) >> np.uint64(32)
-            if k + 1 < q:
-                opponents[k + 1, r] = (b * size) >> np.uint64(32)
-            if k + 2 < q:
-                opponents[k + 2, r] = (c * size) >> np.uint64(32)
-            if k + 3 < q:
-                opponents[k + 3, r] = (e * size) >> np.uint64(32)
+            row0[r], row1[r] = np.uint32((a * size) >> np.uint64(32)), np.uint32((b * size) >> np.uint64(32))
+            row2[r], row3[r] = np.uint32((c * size) >> np.uint64(32)), np.uint32((e * size) >> np.uint64(32))
     mine, won = f[i0:i1], wins[i0:i1]
     won[:] = 0
     for k in range(q):  # bout k of every member: a loop over members, which vectorises (gathers)
@@ -450,7 +482,7 @@ def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
 
 
 @kernel
-def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, terms, opponents, lower, upper,
+def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, opponents, lower, upper,
                  tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fdata,
                  fast, half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
                  block_nan, nan_evals, counter, key):
@@ -468,8 +500,7 @@ def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, 
             p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
             if move:
                 _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1,
-                        step, key, half, given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast,
-                        terms[job])
+                        step, key, half, given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast)
             if select:
                 block_nan[run, b] = _evaluate(cf, f, union_f, f_in, fid > 0, run, p0, p1)
         if move:
@@ -511,14 +542,17 @@ class NativeFEP(NativeIteration):
         self.union_f = np.empty((runs, 2 * self.pop), ftype)
         self.wins = np.empty((runs, 2 * self.pop), np.int64)
         self.keep = np.empty((runs, self.pop), np.int64)
-        # Per job (block): the numbers of one pass of _draw (delta_j, N_j(0,1), N(0,1), and
-        # two rows of its uniforms), the terms of one objective value, the opponents of a
-        # block of union members.
+        # Per job (block): the numbers of one pass of _mutate (delta_j, N_j(0,1), N(0,1), and
+        # two rows of _draw's uniforms; then delta_j's row takes the pass's objective terms
+        # and the first row of uniforms tau' N(0,1) per coordinate), the opponents of a block
+        # of union members.
         width = 2 * self.half
         self.scratch = np.empty((runs * self.blocks, 5, max(1, min(DRAW_COORDS // width, self.pop)) * width), ftype)
-        self.terms = np.empty((runs * self.blocks, self.dim), np.float64)
+        rows = self.scratch.shape[2] // width  # rows per pass of _mutate, and their bounds
+        self.lower_rows, self.upper_rows = np.tile(self.lower, rows), np.tile(self.upper, rows)
         union_blocks = math.ceil(2 * self.pop / BLOCK_ROWS)
-        self.opponents = np.empty((runs * union_blocks, self.q, min(BLOCK_ROWS, 2 * self.pop)), np.int64)
+        q4 = -(-self.q // 4) * 4  # rows for every word of the Philox calls (q rounded up to 4s)
+        self.opponents = np.empty((runs * union_blocks, q4, min(BLOCK_ROWS, 2 * self.pop)), np.uint32)
         box = max(float(abs(self.lower).max()), float(abs(self.upper).max()))
         self.fast = box < FAST_BOX  # offspring are clipped to the box
         # Test hooks, besides given_r: (3, runs, pop, dim) to store the numbers drawn in
@@ -538,7 +572,7 @@ class NativeFEP(NativeIteration):
         flips = self.kernel(_generations)(
             native_view(s.x), native_view(s.eta), native_view(s.f), native_view(out.x), native_view(out.eta),
             native_view(out.f), native_view(self.child_x), native_view(self.child_eta), native_view(self.child_f),
-            self.union_f, self.wins, self.keep, self.scratch, self.terms, self.opponents, self.lower, self.upper,
+            self.union_f, self.wins, self.keep, self.scratch, self.opponents, self.lower_rows, self.upper_rows,
             *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in), self.fitness,
             self.fdata, self.fast, self.half, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))
         self.spare = s if flips % 2 else out
