@@ -736,6 +736,7 @@ METHOD_NOTES = [
 
 
 def main() -> None:
+    global REPEATS  # --repeats sets it for every timing function of this script
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a subset of the rows, shorter batches")
     parser.add_argument("--out", type=Path, help="JSON file to write")
@@ -751,7 +752,6 @@ def main() -> None:
         return first_call_probe(args.first_call_probe)
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
-    global REPEATS  # read by every timing function of this script
     REPEATS = args.repeats
 
     warned = show_each_warning_once()
