@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 # kernels in Triton's interpreter, so a CPU build gets this pinned Triton added.
 TRITON ?= triton==3.9.0
 
-.PHONY: setup test test-gpu test-slow demo clean
+.PHONY: setup test test-gpu test-slow demo clean clean-kernels
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,5 +34,10 @@ test-slow: setup
 demo: setup
 	$(BIN)/heuriscale reproduce all --scale quick --out reproductions
 
-clean:
+clean: clean-kernels
 	rm -rf $(VENV) .pytest_cache
+
+# Numba's disk cache checks only the file that defines a kernel: after editing a function that
+# kernels in other files compile in (native.py's philox, uniform, objective, ...), drop it.
+clean-kernels:
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -219,8 +219,19 @@ def _signal_self(signum: int) -> None:
         time.sleep(0.01)
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interruptible_raises_once_and_restores_handlers(signum, code):
+@pytest.fixture
+def handled(request):
+    """The signal with a handler for the test: a shell without job control starts background
+    jobs (e.g. a CI script run with &) with SIGINT ignored, which interruptible() keeps."""
+    signum = request.param
+    inherited = signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+    yield signum
+    signal.signal(signum, inherited)
+
+
+@pytest.mark.parametrize("handled, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], indirect=["handled"])
+def test_interruptible_raises_once_and_restores_handlers(handled, code):
+    signum = handled
     before = signal.getsignal(signum)
     with pytest.raises(Interrupted) as info:
         with interruptible() as flag:
@@ -229,6 +240,20 @@ def test_interruptible_raises_once_and_restores_handlers(signum, code):
     assert isinstance(info.value, KeyboardInterrupt)
     assert info.value.signum == signum and info.value.exit_code == code and flag.signum == signum
     assert signal.getsignal(signum) is before
+
+
+def test_interruptible_leaves_an_ignored_signal_ignored():
+    inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interruptible() as flag:
+            assert flag.active
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # as a background job has it
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # handled as usual
+            os.kill(os.getpid(), signal.SIGINT)  # ignored: nothing is raised
+            time.sleep(0.2)
+        assert not flag and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 def test_interruptible_poll_mode_only_sets_the_flag():
