@@ -248,7 +248,7 @@ def test_interruptible_leaves_an_ignored_signal_ignored():
         with interruptible() as flag:
             assert flag.active
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # as a background job has it
-            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # handled as usual
+            assert callable(signal.getsignal(signal.SIGTERM))  # handled as usual
             os.kill(os.getpid(), signal.SIGINT)  # ignored: nothing is raised
             time.sleep(0.2)
         assert not flag and signal.getsignal(signal.SIGINT) is signal.SIG_IGN

@@ -98,9 +98,8 @@ def run_sharded(study: str, configs: list[RunConfig], store: ResultStore | None,
     try:
         shard.work(plan)
         shard.wait_for_writer()
-        if shard.failure:  # a silent rank would leave the gather to time out with a vaguer message
-            raise DistributedError(shard.failure)
-        shares = group.gather(shard.share)
+        if not shard.failure:  # (with a silent rank the gather would time out, with a vaguer message)
+            shares = group.gather(shard.share)
     except (Interrupted, KeyboardInterrupt, DistributedError):
         # The watcher's failure names the rank that went silent: it wins over the error that
         # the main thread met meanwhile (its interrupt, or a collective timing out on that rank).
