@@ -16,7 +16,6 @@ import argparse
 import time
 
 import numpy as np
-import torch
 from numba import njit
 
 import heuriscale as hs
@@ -108,8 +107,7 @@ def main() -> None:
     parser.add_argument("--no-parts", action="store_true", help="only the per-generation times (any commit's kernel)")
     parser.add_argument("--no-eager", action="store_true", help="skip eager's per-generation time")
     args = parser.parse_args()
-    set_cpu_threads(1)
-    torch.set_num_threads(1)
+    set_cpu_threads(1)  # Numba's and torch's
     for mu in args.mu:
         native = per_generation("native", mu, args.batches, args.steps)
         line = f"mu {mu}: Runner.step per generation, fastest batch: native {native * 1e6:.1f} us"

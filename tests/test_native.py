@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numba
+import numpy as np
 import pytest
 import torch
 from scipy import stats
@@ -359,8 +360,6 @@ def test_uniform_matches_tritons_int64_definition():
     """`native.uniform` works in int32 (for SIMD); tl.random.uint_to_uniform_float's rule,
     written out in int64 here: the word read as a signed int32 x, -x - 1 where x < 0, times
     2^-31. Edge words (signs, float32 rounding steps) and a million random ones."""
-    import numpy as np
-
     @numba.njit
     def convert(words, out):
         for i in range(words.shape[0]):
