@@ -38,6 +38,7 @@ clean: clean-kernels
 	rm -rf $(VENV) .pytest_cache
 
 # Numba's disk cache checks only the file that defines a kernel: after editing a function that
-# kernels in other files compile in (native.py's philox, uniform, objective, ...), drop it.
+# kernels in other files compile in (engine/kernels/cpu_random.py's philox, cpu_objectives.py's
+# objective, fep/cpu_math.py's polynomials, ...), drop it.
 clean-kernels:
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete

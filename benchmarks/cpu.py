@@ -411,7 +411,7 @@ def kernel_of(row: Row) -> str:
 
 def build_of(row: Row, threads: int) -> str:
     """Which build of the kernel a native run set calls (the rule of NativeIteration.kernel)."""
-    from heuriscale.engine.fused.native import PARALLEL_MIN
+    from heuriscale.engine.kernels.cpu_common import PARALLEL_MIN
 
     return "parallel" if threads > 1 and row.runs * row.pop * max(row.dim, 4) >= PARALLEL_MIN else "serial"
 

@@ -12,7 +12,7 @@ import time
 import numpy as np
 from numba import njit
 
-from heuriscale.engine.fused.native import philox
+from heuriscale.engine.kernels.cpu_random import philox
 
 
 @njit

@@ -20,8 +20,8 @@ from numba import njit
 
 import heuriscale as hs
 from heuriscale.engine import set_cpu_threads
-from heuriscale.engine.fused.fep import cpu
-from heuriscale.engine.fused.native import BLOCK_ROWS
+from heuriscale.engine.kernels.fep import cpu
+from heuriscale.engine.kernels.cpu_common import BLOCK_ROWS
 
 DIM, Q = 32, 10
 

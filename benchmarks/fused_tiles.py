@@ -21,7 +21,7 @@ from heuriscale.engine.device import synchronize
 
 def per_iteration(problem, algo, steps: int, **tiles) -> float:
     runner = hs.Runner(problem, algo, device="cuda", engine="fused", seed=0)
-    fused = runner._fused
+    fused = runner._kernels
     for name, value in tiles.items():
         setattr(fused, name, value)
     fused.blocks = math.ceil(fused.pop / fused.block_p)

@@ -26,7 +26,7 @@ import torch
 
 import heuriscale as hs
 from heuriscale.engine.device import synchronize
-from heuriscale.engine.fused import why_not_fused
+from heuriscale.engine.kernels import why_not_fused
 
 # H100 SXM5 80 GB (HBM3): 3.35 TB/s, 67 TFLOP/s FP32 (non-tensor). Override on other cards.
 PEAK_BANDWIDTH = 3.35e12

@@ -137,10 +137,10 @@ def test_warmup_needs_cuda_and_known_names():
 
 
 def test_progress_says_when_kernels_are_built(monkeypatch):
-    from heuriscale.engine import runner as runner_module
+    from heuriscale.engine import progress as progress_module
 
     shown, builds = [], iter([True])  # the first chunk builds, later ones replay
-    monkeypatch.setattr(runner_module._ProgressBar, "status", lambda self, text: shown.append(text))
+    monkeypatch.setattr(progress_module.ProgressBar, "status", lambda self, text: shown.append(text))
     monkeypatch.setattr(Runner, "builds_next_step", property(lambda self: next(builds, False)))
     hs.minimize("sphere", "pso", dim=2, iters=30, device="cpu", seed=0, progress=True)
     assert shown == ["building kernels (takes seconds on the first run on this machine; cached afterwards)"]

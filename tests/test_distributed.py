@@ -20,6 +20,7 @@ from scipy.stats import mannwhitneyu
 
 import heuriscale as hs
 from heuriscale.engine.islands import island_seed, share
+from registered import NAMES, small
 
 JOB = str(Path(__file__).parent / "jobs" / "dist_job.py")
 ROOT = Path(__file__).parent.parent
@@ -128,6 +129,27 @@ def test_islands_agree_and_converge_at_least_as_well(tmp_path):
         # one-sided: the islands' final values are not larger than one island's of the whole population
         assert mannwhitneyu(best, single.best_f, alternative="greater").pvalue > 0.05
         assert best.median() <= single.best_f.median()
+
+
+def test_every_registered_algorithm_runs_as_islands(tmp_path):
+    """Each algorithm's migrants leave and enter its islands (Algorithm.emigrants / immigrate)
+    over 2 Gloo ranks: every rank returns the same global result, evaluations as in one
+    process, an agreed history that only goes down and ends at the agreed best."""
+    out = tmp_path / "every"
+    done = torchrun(2, "every", out, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads(Path(f"{out}.rank{r}").read_text()) for r in range(2)]
+    assert sorted(ranks[0]) == NAMES
+    for name in NAMES:
+        got, theirs = ranks[0][name], ranks[1][name]
+        assert {k: v for k, v in theirs.items() if k != "islands"} == {k: v for k, v in got.items() if k != "islands"}
+        assert got["islands"]["world"] == 2 and theirs["islands"]["rank"] == 1
+        single = hs.minimize("rastrigin", small(name, pop=16, horizon=40), dim=4, iters=40, runs=3, seed=11,
+                             device="cpu", engine="eager")
+        assert got["evals"] == single.evals and got["pop_size"] == single.algorithm["pop_size"]
+        history, best = torch.tensor(got["history_f"]), torch.tensor(got["best_f"])
+        assert (history[:, 1:] <= history[:, :-1]).all() and torch.equal(history[:, -1].double(), best.double())
+        assert torch.isfinite(best).all()
 
 
 def test_a_rank_lost_mid_run_ends_the_islands_with_one_line(tmp_path):

@@ -5,82 +5,8 @@ import pytest
 import torch
 
 import heuriscale as hs
-from heuriscale.engine import runner as runner_module
-
-
-class LoggedSphere(hs.Problem):
-    """Sphere that records every point it evaluates (the evaluation log)."""
-
-    name = "logged-sphere"
-
-    def __init__(self, dim, log):
-        super().__init__(dim, -10, 10)
-        self.log = log
-
-    def evaluate(self, x):
-        f = (x * x).sum(-1)
-        self.log.append((x.detach().clone(), f.detach().clone()))
-        return f
-
-
-def test_best_so_far_is_minimum_over_every_evaluated_point(device):
-    log = []
-    r = hs.minimize(LoggedSphere(4, log), hs.PSO(pop_size=16), iters=40, runs=3, seed=2, device=device)
-    assert len(log) == 41  # init + one evaluation per iteration
-    all_f = torch.cat([f.reshape(3, -1) for _, f in log], 1)
-    all_x = torch.cat([x.reshape(3, -1, 4) for x, _ in log], 1)
-    expected = all_f.min(1).values.cpu().double()
-    torch.testing.assert_close(r.best_f, expected)
-    # best_x is a point that was evaluated, and it evaluates to best_f
-    at = all_f.argmin(1)
-    torch.testing.assert_close(r.best_x, all_x[torch.arange(3), at].cpu().double())
-    assert r.evals == 16 * 41
-
-
-class HalfNaN(hs.Problem):
-    """NaN on half the box, sphere elsewhere; NaN where the sphere would be smallest."""
-
-    name = "half-nan"
-
-    def __init__(self):
-        super().__init__(3, -5, 5)
-
-    def evaluate(self, x):
-        f = (x * x).sum(-1)
-        return torch.where(x[..., 0] > 0, torch.nan, f)
-
-
-def test_nan_never_becomes_best_and_is_counted(device):
-    r = hs.minimize(HalfNaN(), hs.PSO(pop_size=32), iters=50, runs=4, seed=0, device=device)
-    assert torch.isfinite(r.best_f).all()
-    assert (r.best_x[:, 0] <= 0).all()  # the best points are where the objective is a number
-    assert (r.nan_evals > 0).all() and (r.nan_evals <= r.evals).all()
-    assert torch.isfinite(r.history_f).all()
-
-
-def test_all_nan_objective_reports_no_best(device):
-    p = hs.TorchFunction(lambda x: torch.full(x.shape[:-1], torch.nan, device=x.device), 2, -1, 1, name="nan")
-    r = hs.minimize(p, hs.PSO(pop_size=8), iters=5, runs=2, device=device)
-    assert torch.isinf(r.best_f).all() and (r.best_f > 0).all()
-    assert (r.nan_evals == r.evals).all()
-
-
-def test_same_seed_same_result_other_seed_differs(device):
-    kw = dict(dim=5, iters=30, runs=3, device=device)
-    a = hs.minimize("rastrigin", "pso", seed=7, **kw)
-    b = hs.minimize("rastrigin", "pso", seed=7, **kw)
-    c = hs.minimize("rastrigin", "pso", seed=8, **kw)
-    assert torch.equal(a.best_f, b.best_f) and torch.equal(a.best_x, b.best_x)
-    assert torch.equal(a.history_f, b.history_f)
-    assert not torch.equal(a.best_f, c.best_f)
-
-
-def test_callers_random_stream_is_untouched(device):
-    torch.manual_seed(123)
-    expected = torch.rand(3, device=device)
-    torch.manual_seed(123)
-    hs.minimize("sphere", "pso", dim=3, iters=5, seed=1, device=device)
-    assert torch.equal(torch.rand(3, device=device), expected)
+from heuriscale.engine import history as history_module
+from heuriscale.engine import minimizer as minimize_module
 
 
 def test_seed_is_recorded_and_reproduces():
@@ -107,7 +33,7 @@ def test_history_is_monotone_and_ends_at_best(device):
 
 
 def test_history_thins_itself(monkeypatch):
-    monkeypatch.setattr(runner_module, "HISTORY_SIZE", 10)
+    monkeypatch.setattr(history_module, "HISTORY_SIZE", 10)
     r = hs.minimize("sphere", "pso", dim=2, iters=100, seed=0, device="cpu")
     n = r.history_iter.numel()
     assert 10 <= n <= 22 and r.history_iter[-1] == 100
@@ -128,7 +54,7 @@ def test_time_limit_stops_within_a_chunk():
     r = hs.minimize("rastrigin", hs.PSO(pop_size=50), dim=10, time_limit=0.3, device="cpu")
     elapsed = time.perf_counter() - t0
     assert r.stop_reason == "time_limit"
-    assert 0.3 <= r.wall_time < 0.3 + 2 * runner_module.CHUNK_SECONDS + 0.2
+    assert 0.3 <= r.wall_time < 0.3 + 2 * minimize_module.CHUNK_SECONDS + 0.2
     assert elapsed < 2.0 and r.iterations > 10
 
 

@@ -11,7 +11,8 @@ import torch
 from scipy import stats
 
 import heuriscale as hs
-from heuriscale.engine.fused import why_not_fused
+from heuriscale.engine.kernels import why_not_fused
+from registered import each, with_kernels
 
 PROBLEMS = {  # the first five are computed inside the kernel, the others by the problem
     "sphere": lambda: hs.get_problem("sphere", dim=5),
@@ -35,7 +36,7 @@ CASES = [(a, p) for a in ALGORITHMS for p in sorted(PROBLEMS) if a != "firefly" 
 def test_one_fused_step_equals_the_eager_step_with_the_same_random_numbers(algorithm, name, dtype, fused_device):
     algo = ALGORITHMS[algorithm]()
     runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device=fused_device, dtype=dtype, engine="fused")
-    fused = runner._fused
+    fused = runner._kernels
     assert runner._engine_used() == "fused"
     # Kernel and eager round differently (fused multiply-adds, sums in another order): allow
     # a few ulps of the box's scale for positions and of the objective's for values.
@@ -72,7 +73,7 @@ def test_one_fused_fep_generation_equals_the_eager_one_with_the_same_random_numb
     algo = hs.FEP(pop_size=37, q=4, mutation=mutation)
     problem = hs.get_problem(name, dim=5)
     runner = hs.Runner(problem, algo, runs=2, seed=5, device=fused_device, dtype=dtype, engine="fused")
-    fused = runner._fused
+    fused = runner._kernels
     eps = torch.finfo(getattr(torch, dtype)).eps
     for k in range(3):
         before = fused.prepare(runner.state)
@@ -97,9 +98,9 @@ def test_one_fused_fep_generation_equals_the_eager_one_with_the_same_random_numb
 
 def test_fep_kernels_draw_cauchy_and_normal_numbers(fused_device):
     runner = hs.Runner("sphere", hs.FEP(pop_size=300), dim=8, runs=2, seed=1, device=fused_device, engine="fused")
-    runner._fused.drawn_r = torch.empty(3, *runner.state.x.shape, device=fused_device)
+    runner._kernels.drawn_r = torch.empty(3, *runner.state.x.shape, device=fused_device)
     runner.step(1)
-    delta, n_j, n_i = runner._fused.drawn_r.cpu().double()
+    delta, n_j, n_i = runner._kernels.drawn_r.cpu().double()
     assert stats.kstest(delta.flatten().numpy(), "cauchy").pvalue > 1e-3  # 4,800 numbers
     assert stats.kstest(n_j.flatten().numpy(), "norm").pvalue > 1e-3
     assert stats.kstest(n_i[..., 0].flatten().numpy(), "norm").pvalue > 1e-3  # one per individual: 600
@@ -111,9 +112,9 @@ def test_the_kernels_random_numbers_are_uniform_and_independent(fused_device):
     runner = hs.Runner("sphere", hs.PSO(pop_size=200), dim=6, runs=2, seed=1, device=fused_device, engine="fused")
     draws = []
     for _ in range(2):
-        runner._fused.drawn_r = torch.empty(2, *runner.state.x.shape, device=fused_device)
+        runner._kernels.drawn_r = torch.empty(2, *runner.state.x.shape, device=fused_device)
         runner.step(1)
-        draws.append(runner._fused.drawn_r.cpu().double())
+        draws.append(runner._kernels.drawn_r.cpu().double())
     r1, r2 = draws[0]
     u = draws[0].flatten().numpy()  # 4,800 numbers
     assert ((u >= 0) & (u < 1)).all()
@@ -132,7 +133,15 @@ def test_the_kernels_random_numbers_are_uniform_and_independent(fused_device):
 INTERPRETED_IS_SLOW = [] if torch.cuda.is_available() else [pytest.mark.slow]
 
 
-@pytest.mark.parametrize("algorithm", [pytest.param(a, marks=INTERPRETED_IS_SLOW) for a in ("pso", "firefly", "prs", "fep")])
+#: Each algorithm that declares CUDA kernels, as these tests build it.
+FUSED = {"pso": hs.PSO, "firefly": lambda pop_size: hs.Firefly(pop_size=pop_size, alpha=0.05), "prs": hs.PRS, "fep": hs.FEP}
+
+
+def test_every_declared_cuda_kernel_is_tested_here():
+    assert set(FUSED) == set(with_kernels("cuda"))
+
+
+@pytest.mark.parametrize("algorithm", each(with_kernels("cuda"), marks=INTERPRETED_IS_SLOW))
 def test_fused_runs_converge_like_eager_runs(algorithm, fused_device):
     cuda = fused_device == "cuda"
     # PRS's final values cluster at Rastrigin's local minima, so a set of 40 runs can land far
@@ -141,7 +150,7 @@ def test_fused_runs_converge_like_eager_runs(algorithm, fused_device):
     kw = dict(dim=4, iters=200 if cuda else 40, runs=100 if cuda else 10, device=fused_device)
     if algorithm == "fep" and not cuda:  # its selection kernel is slow to interpret
         kw.update(iters=20, runs=8)
-    make = {"pso": hs.PSO, "firefly": lambda pop_size: hs.Firefly(pop_size=pop_size, alpha=0.05), "prs": hs.PRS, "fep": hs.FEP}[algorithm]
+    make = FUSED[algorithm]
     eager = hs.minimize("rastrigin", make(pop_size=32 if cuda else 16), engine="eager", seed=0, **kw)
     fused = hs.minimize("rastrigin", make(pop_size=32 if cuda else 16), engine="fused", seed=1, **kw)
     assert fused.extra["engine"] == ("fused+graph" if cuda else "fused")
@@ -189,9 +198,9 @@ def test_why_not_fused_says_why(monkeypatch):
     assert "CUDA devices" in why_not_fused(hs.PSO(), sphere, cpu)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert why_not_fused(hs.PSO(), sphere, cpu) is None
-    assert "only 'pso', 'prs', 'fep' and synchronous 'firefly'" in why_not_fused(hs.APO(), sphere, cpu)
+    assert "no fused kernel for 'apo' (algorithms with one: 'fep', 'firefly', 'prs', 'pso')" in why_not_fused(hs.APO(), sphere, cpu)
     assert why_not_fused(hs.PRS(max_iters=10), sphere, cpu) is None
-    assert "only 'pso'" in why_not_fused(hs.Firefly(update="sequential"), sphere, cpu)
+    assert "implement update='synchronous' only, not 'sequential'" in why_not_fused(hs.Firefly(update="sequential"), sphere, cpu)
     assert why_not_fused(hs.Firefly(), sphere, cpu) is None
     assert "up to dim=256" in why_not_fused(hs.Firefly(), hs.get_problem("sphere", dim=300), cpu)
     assert "up to dim=4096" in why_not_fused(hs.PSO(), hs.get_problem("sphere", dim=5000), cpu)
@@ -202,12 +211,11 @@ def test_why_not_fused_says_why(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("make", [lambda: hs.PSO(pop_size=100), lambda: hs.Firefly(pop_size=100, alpha=0.05),
-                                  lambda: hs.PRS(pop_size=100), lambda: hs.FEP(pop_size=100)])
-def test_graph_replay_of_fused_kernels_equals_launching_them_one_by_one(make):
+@pytest.mark.parametrize("algorithm", each(with_kernels("cuda")))
+def test_graph_replay_of_fused_kernels_equals_launching_them_one_by_one(algorithm):
     kw = dict(dim=5, iters=101, runs=3, seed=2, device="cuda", engine="fused")
-    graphed = hs.minimize("rastrigin", make(), chunk=16, **kw)  # 6 chunks + 5 steps
-    direct = hs.minimize("rastrigin", make(), chunk=1000, **kw)  # never a whole chunk
+    graphed = hs.minimize("rastrigin", FUSED[algorithm](pop_size=100), chunk=16, **kw)  # 6 chunks + 5 steps
+    direct = hs.minimize("rastrigin", FUSED[algorithm](pop_size=100), chunk=1000, **kw)  # never a whole chunk
     assert graphed.extra["engine"] == "fused+graph" and direct.extra["engine"] == "fused"
     assert torch.equal(graphed.best_f, direct.best_f) and torch.equal(graphed.best_x, direct.best_x)
     assert torch.equal(graphed.history_f, direct.history_f)

@@ -23,6 +23,7 @@ more examples. Bugs it found are pinned by the named tests at the end.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import signal
@@ -41,6 +42,8 @@ from typer.testing import CliRunner  # noqa: E402
 import heuriscale as hs  # noqa: E402
 from heuriscale.cli import app  # noqa: E402
 from heuriscale.problems.classic import CLASSIC, FEP_FUNCTIONS  # noqa: E402
+from heuriscale.algorithms import algorithm_class  # noqa: E402
+from registered import NAMES  # noqa: E402
 
 #: A single example running longer than this is a hang (the slowest valid ones take ~1 s).
 EXAMPLE_SECONDS = 30
@@ -66,8 +69,9 @@ CEC = [f"cec2022-f{k}" for k in range(1, 13)] if _cec_available() else []
 CLASSIC_NAMES = sorted(CLASSIC)
 FIXED_DIM = sorted(FEP_FUNCTIONS) + ["spring"]
 BAD_NAMES = ["nope", "Sphere", "PSO", "cec2022-f13", "fep-f6", "", "sphere ", "[/x]", "[bold]x"]
-ALGORITHMS = ["pso", "prs", "apo", "fep", "firefly"]
-PRESETS = {"pso": "paper001", "prs": "paper000", "apo": "paper003", "fep": "paper004", "firefly": "paper002"}
+#: Every registered algorithm, with what it declares (tests/registered.py): a new one is fuzzed too.
+ALGORITHMS = NAMES
+PRESETS = {n: next(iter(algorithm_class(n).presets), None) for n in NAMES}
 
 
 class Hang(BaseException):
@@ -125,13 +129,22 @@ VALID_PARAMS = {
     "gamma": st.sampled_from([1.0, 0.0, 10.0]) | st.floats(0, 100),
     "update": st.sampled_from(["synchronous", "synchronous", "sequential"]),
     "tile": st.sampled_from([None, 1, 7, 64]) | st.integers(1, 100),
+    "F": st.sampled_from([0.5, 0.9, 2.0]) | st.floats(1e-3, 2),
+    "CR": st.sampled_from([0.9, 0.0, 1.0]) | st.floats(0, 1),
 }
 NASTY_PARAMS = {"mutation": st.sampled_from(["levy", "Cauchy", 3, None]), "update": st.sampled_from(["async", "", 0])}
-ALGO_KEYS = {
-    "pso": ["w", "c1", "c2", "vmax"], "prs": ["alpha", "max_iters"], "apo": ["pf_max", "np", "max_iters"],
-    "fep": ["q", "eta0", "mutation", "eta_min"], "firefly": ["alpha", "beta0", "gamma", "update", "tile"],
-}
-MIN_POP = {"pso": 2, "prs": 1, "apo": 3, "fep": 2, "firefly": 2}
+#: Each algorithm's parameters (its dataclass fields but the population) and smallest population.
+ALGO_KEYS = {n: [f.name for f in dataclasses.fields(algorithm_class(n)) if f.name != "pop_size"] for n in NAMES}
+MIN_POP = {n: algorithm_class(n).min_pop for n in NAMES}
+
+
+def valid_values(key: str):
+    """Valid values of a parameter: drawn from VALID_PARAMS, or its default where a new
+    algorithm's parameter has no strategy yet (nasty values are drawn for it all the same)."""
+    if key in VALID_PARAMS:
+        return VALID_PARAMS[key]
+    defaults = {f.name: f.default for n in NAMES for f in dataclasses.fields(algorithm_class(n))}
+    return st.just(defaults[key])
 UNKNOWN_KEYS = ["inertia", "popsize", "POP_SIZE", "name", "seed"]
 
 
@@ -149,7 +162,7 @@ def algorithm_case(draw, rate: int, api: bool):
     keys = ALGO_KEYS.get(name, ["w"])
     params = {}
     for key in draw(st.lists(st.sampled_from(keys), max_size=3, unique=True)):
-        params[key] = pick(draw, rate, VALID_PARAMS[key], NASTY_PARAMS.get(key, NASTY_VALUE))
+        params[key] = pick(draw, rate, valid_values(key), NASTY_PARAMS.get(key, NASTY_VALUE))
     if rate and draw(st.integers(0, 99)) < rate:
         params[draw(st.sampled_from(UNKNOWN_KEYS))] = 1
     preset = pick(draw, rate, st.sampled_from([None, None, PRESETS.get(name)]), st.sampled_from(["paper999", "Paper001", ""]))
@@ -543,24 +556,11 @@ def test_api_regressions_found_by_fuzzing(make, message):
         make()
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_float32_points_never_round_past_the_box(algorithm):
-    # float32(-480.5527873) is below the float64 bound, and lower + span * r rounded past it
-    # (the fuzzer's case: PRS, bent-cigar, dim 1, this box, seed 0).
-    problem = hs.get_problem("sphere", dim=1, bounds=(-992.0, -480.5527873102094))
-    schedule = {"max_iters": 5} if algorithm in ("prs", "apo") else {}
-    runner = hs.Runner(problem, hs.get_algorithm(algorithm, pop_size=64, **schedule), runs=16, device="cpu",
-                       dtype="float32", seed=0)
-    lo, hi = problem.lower.float(), problem.upper.float()
-    for _ in range(5):
-        assert ((runner.state.x >= lo) & (runner.state.x <= hi)).all()
-        runner.step()
-
-
-@pytest.mark.parametrize("algorithm", ["prs", "apo"])
+@pytest.mark.parametrize("algorithm", NAMES)
 def test_evals_of_one_population_runs_no_step(algorithm):
-    # Scheduled algorithms used to fail with "max_iters must be > 0, got 0" here; PSO ran.
-    r = hs.minimize("sphere", hs.get_algorithm(algorithm, pop_size=10), dim=2, evals=10, device="cpu", seed=0)
+    # Scheduled algorithms (PRS, APO) used to fail with "max_iters must be > 0, got 0" here; PSO ran.
+    pop = max(10, MIN_POP[algorithm])
+    r = hs.minimize("sphere", hs.get_algorithm(algorithm, pop_size=pop), dim=2, evals=pop, device="cpu", seed=0)
     assert r.iterations == 0 and torch.isfinite(r.best_f).all()
 
 

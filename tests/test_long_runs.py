@@ -1,4 +1,5 @@
-"""Long runs: checkpoints and resume, signals, memory estimates (issue 13)."""
+"""Long runs: checkpoints and resume, signals, memory estimates (issue 13). That every algorithm
+resumes bit for bit on every engine is checked in test_every_algorithm.py."""
 
 import json
 import os
@@ -15,30 +16,6 @@ from heuriscale.engine import checkpoint as checkpoints
 from heuriscale.engine.device import InsufficientMemory
 from heuriscale.engine.runner import Runner
 from heuriscale.interrupt import Interrupted
-
-ALGORITHMS = {
-    "pso": dict(pop_size=20),
-    "prs": dict(pop_size=20, max_iters=90),
-    "apo": dict(pop_size=20, max_iters=90),
-    "fep": dict(pop_size=20),
-    "firefly": dict(pop_size=20),
-}
-
-
-@pytest.mark.parametrize("engine", ["eager", "native"])
-@pytest.mark.parametrize("name", ALGORITHMS)
-def test_resume_is_bit_identical(tmp_path, name, engine):
-    algo = hs.get_algorithm(name, **ALGORITHMS[name])
-    kw = dict(dim=4, runs=3, device="cpu", engine=engine)
-    whole = hs.minimize("rastrigin", algo, iters=90, seed=5, **kw)
-    path = tmp_path / "run.ckpt"
-    part = hs.minimize("rastrigin", algo, iters=35, seed=5, checkpoint=path, **kw)
-    assert part.iterations == 35 and path.is_file()
-    resumed = hs.minimize("rastrigin", algo, iters=90, resume=path, **kw)  # seed comes from the checkpoint
-    assert resumed.seed == 5 and resumed.iterations == 90 and resumed.evals == whole.evals
-    for field in ("best_f", "best_x", "history_f", "history_iter", "nan_evals"):
-        torch.testing.assert_close(getattr(resumed, field), getattr(whole, field), rtol=0, atol=0)
-
 
 def test_runner_state_dict_round_trip():
     a = Runner("ackley", "pso", dim=3, runs=2, seed=1, device="cpu")
@@ -186,7 +163,9 @@ def test_signal_writes_the_result_so_far_and_exits(tmp_path, sig, code):
     assert torch.load(tmp_path / "ck", weights_only=True)["iteration"] == result["iterations"]
 
 
-@pytest.mark.parametrize("engine, iters", [("eager", 6000), ("native", 300_000)])
+# Long enough that the kill (0.3 s after the first checkpoint, 0.2 s in) comes mid-run on a fast
+# machine: 6,000 eager iterations took 0.56 s on a 2-core EPYC, a race it sometimes lost.
+@pytest.mark.parametrize("engine, iters", [("eager", 30_000), ("native", 300_000)])
 def test_resume_after_kill_9_is_bit_identical(tmp_path, engine, iters):
     args = ["--iters", str(iters), "--json", "out.json", "--engine", engine]
     whole = subprocess.run(RUN + args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
@@ -205,27 +184,6 @@ def test_resume_after_kill_9_is_bit_identical(tmp_path, engine, iters):
     got = json.loads((tmp_path / "out.json").read_text())
     for key in ("best_f", "best_x", "history_f", "history_iter", "evals", "iterations", "seed"):
         assert got[key] == expected[key], key
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("engine", ["fused", "graph", "compiled", "eager"])
-@pytest.mark.parametrize("name", ALGORITHMS)
-def test_resume_on_cuda_is_bit_identical(tmp_path, name, engine):
-    if engine == "fused" and name == "apo":
-        engine = "graph"  # APO has no fused kernels: its graph engine once more
-    algo = hs.get_algorithm(name, **{**ALGORITHMS[name], "max_iters": 300} if "max_iters" in ALGORITHMS[name]
-                            else ALGORITHMS[name])
-    kw = dict(dim=4, runs=3, device="cuda", engine=engine)
-    whole = hs.minimize("rastrigin", algo, iters=300, seed=5, **kw)
-    path = tmp_path / "run.ckpt"
-    # A compiled step draws other random numbers than the eager steps that finish a budget
-    # shorter than a chunk: it resumes bit for bit from a checkpoint between chunks (what
-    # periodic checkpoints and signals write), here after two chunks of 64.
-    hs.minimize("rastrigin", algo, iters=128 if engine == "compiled" else 100, seed=5, checkpoint=path, **kw)
-    resumed = hs.minimize("rastrigin", algo, iters=300, resume=path, **kw)
-    assert resumed.extra["engine"] == whole.extra["engine"]
-    for field in ("best_f", "best_x", "history_f", "nan_evals"):
-        torch.testing.assert_close(getattr(resumed, field), getattr(whole, field), rtol=0, atol=0)
 
 
 @pytest.mark.gpu

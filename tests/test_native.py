@@ -18,8 +18,9 @@ import torch
 from scipy import stats
 
 import heuriscale as hs
-from heuriscale.engine.fused import native as native_module
-from heuriscale.engine.fused import why_not_native
+from heuriscale.engine.kernels import cpu_common, cpu_objectives, cpu_random
+from heuriscale.engine.kernels import why_not_native
+from registered import with_kernels
 
 ROOT = Path(__file__).parent.parent
 
@@ -53,7 +54,7 @@ def _tolerances(runner, dtype):
 def test_one_native_step_equals_the_eager_step_with_the_same_random_numbers(algorithm, name, dtype):
     algo = ALGORITHMS[algorithm]()
     runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device="cpu", dtype=dtype, engine="native")
-    native = runner._fused
+    native = runner._kernels
     assert runner._engine_used() == "native"
     eps, scale = _tolerances(runner, dtype)
     for k in range(3):
@@ -97,18 +98,18 @@ def test_native_and_fused_kernels_draw_the_same_numbers(twin):
     for field in native:
         torch.testing.assert_close(native[field], fused[field], rtol=1e-9, atol=1e-9, msg=field)
     torch.testing.assert_close(runs["native"].best_f, runs["fused"].best_f, rtol=1e-9, atol=1e-12)
-    assert int(runs["native"]._fused.counter) == int(runs["fused"]._fused.counter) == 3
+    assert int(runs["native"]._kernels.counter) == int(runs["fused"]._kernels.counter) == 3
 
 
 def test_inline_objectives_equal_the_problems():
-    from heuriscale.engine.fused.native import INLINE, objective
+    from heuriscale.engine.kernels.cpu_objectives import INLINE, objective
     from heuriscale.problems.classic import CLASSIC
 
     x = torch.rand(50, 7, dtype=torch.float64) * 4 - 2
     for name, spec in CLASSIC.items():
         fid = INLINE[spec.fn]
         want = spec.fn(x)
-        got = torch.tensor([objective(fid, row, native_module.NO_DATA) for row in x.numpy()], dtype=torch.float64)
+        got = torch.tensor([objective(fid, row, cpu_objectives.NO_DATA) for row in x.numpy()], dtype=torch.float64)
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=name)
 
 
@@ -125,13 +126,13 @@ APPLICATIONS = {  # computed inside the kernels from the problem's data: the sam
 @pytest.mark.parametrize("name", sorted(APPLICATIONS))
 def test_application_objectives_inline_equal_the_problems_exactly(name):
     problem = APPLICATIONS[name]()
-    fid, data = native_module.inline_objective(problem)
+    fid, data = cpu_objectives.inline_objective(problem)
     assert fid > 0
     g = torch.Generator().manual_seed(0)
     x = problem.lower + (problem.upper - problem.lower) * torch.rand(4000, problem.dim, generator=g, dtype=torch.float64)
     x[:5] = problem.lower  # the box's corners: Otsu's thresholds 0 and 255, the spring's tightest constraints
     x[5:10] = problem.upper
-    got = torch.tensor([native_module.objective(fid, row, data) for row in x.numpy()], dtype=torch.float64)
+    got = torch.tensor([cpu_objectives.objective(fid, row, data) for row in x.numpy()], dtype=torch.float64)
     if problem.dim <= 3:
         assert torch.equal(got, problem.evaluate(x))
     else:  # torch sums more than four classes' terms in an order of its own
@@ -150,9 +151,9 @@ def test_only_the_exact_application_problems_are_inline():
             return super().evaluate(x) / 2
 
     lighter = Constrained(Lighter())
-    assert native_module.inline_objective(lighter)[0] == 0
-    assert native_module.inline_objective(hs.get_problem("sphere", dim=3, shift=1))[0] == 0
-    assert native_module.inline_objective(hs.TorchFunction(lambda x: x.sum(-1), 2, -1.0, 1.0))[0] == 0
+    assert cpu_objectives.inline_objective(lighter)[0] == 0
+    assert cpu_objectives.inline_objective(hs.get_problem("sphere", dim=3, shift=1))[0] == 0
+    assert cpu_objectives.inline_objective(hs.TorchFunction(lambda x: x.sum(-1), 2, -1.0, 1.0))[0] == 0
 
 
 KERNELS = {  # every native kernel (Firefly in both updates), for a population and a schedule's length
@@ -165,15 +166,21 @@ KERNELS = {  # every native kernel (Firefly in both updates), for a population a
 }
 
 
+def test_every_declared_cpu_kernel_is_tested_here():
+    """KERNELS names each algorithm that declares CPU kernels (`kernels = Kernels(cpu=True)`),
+    with its variants: a kernel added without its tests fails here."""
+    assert {kernel.split("-")[0] for kernel in KERNELS} == set(with_kernels("cpu"))
+
+
 @pytest.mark.parametrize("problem", ["spring, penalty", "otsu, 3 levels"])
 @pytest.mark.parametrize("algorithm", sorted(KERNELS))
 def test_every_kernel_computes_application_problems_inline_as_the_problem_would(algorithm, problem, monkeypatch):
     kw = dict(iters=30, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
-    assert native_module.inline_objective(APPLICATIONS[problem]())[0] > 0
+    assert cpu_objectives.inline_objective(APPLICATIONS[problem]())[0] > 0
     make = KERNELS[algorithm]
     pop = 12 if algorithm.startswith("firefly") else 40
     a = hs.minimize(APPLICATIONS[problem](), make(pop, 30), **kw)
-    monkeypatch.setattr(native_module, "inline_objective", lambda p: (0, native_module.NO_DATA))
+    monkeypatch.setattr(cpu_common, "inline_objective", lambda p: (0, cpu_objectives.NO_DATA))
     b = hs.minimize(APPLICATIONS[problem](), make(pop, 30), **kw)  # evaluated between calls
     assert a.extra["engine"] == b.extra["engine"] == "native"
     assert torch.equal(a.best_f, b.best_f) and torch.equal(a.best_x, b.best_x)
@@ -197,7 +204,7 @@ def test_results_do_not_depend_on_the_number_of_threads(kernel, problem, monkeyp
     try:
         for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
             numba.set_num_threads(threads)  # one thread, all threads (parallel builds), the serial build
-            monkeypatch.setattr(native_module, "PARALLEL_MIN", parallel_min)
+            monkeypatch.setattr(cpu_common, "PARALLEL_MIN", parallel_min)
             results.append(hs.minimize(THREAD_PROBLEMS[problem](), KERNELS[kernel](pop, 12), **kw))
     finally:
         numba.set_num_threads(before)
@@ -308,7 +315,7 @@ def test_kernels_index_only_inside_their_arrays(tmp_path):
     """The kernels that index by drawn numbers (masks, pairs, opponents, survivors) built with
     Numba's bounds checks, in a cache of their own: an index out of an array raises
     IndexError instead of reading or writing memory."""
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}:{ROOT / 'tests'}"}
     done = subprocess.run([sys.executable, "-c", BOUNDS_JOB], capture_output=True, text=True, env=env, timeout=600,
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -331,10 +338,10 @@ def test_auto_picks_the_native_kernels_on_the_cpu_and_says_why_not():
     sphere, cpu = hs.get_problem("sphere", dim=3), torch.device("cpu")
     assert why_not_native(hs.PSO(), sphere, cpu) is None
     assert "on the CPU" in why_not_native(hs.PSO(), sphere, torch.device("meta"))
-    from heuriscale.engine.runner import _check_engine
+    from heuriscale.engine.auto import check_engine
 
     with pytest.raises(ValueError, match="engine 'native' is not available: native kernels run on the CPU"):
-        _check_engine("native", torch.device("meta"), sphere, hs.PSO())
+        check_engine("native", torch.device("meta"), sphere, hs.PSO())
 
 
 def test_cli_cpu_threads_and_bad_values():
@@ -363,7 +370,7 @@ def test_uniform_matches_tritons_int64_definition():
     @numba.njit
     def convert(words, out):
         for i in range(words.shape[0]):
-            out[i] = native_module.uniform(words[i])
+            out[i] = cpu_random.uniform(words[i])
 
     edges = [0, 1, 2**24 - 1, 2**24, 2**24 + 1, 2**31 - 129, 2**31 - 128, 2**31 - 65, 2**31 - 64, 2**31 - 1,
              2**31, 2**31 + 1, 2**32 - 2**24 - 1, 2**32 - 129, 2**32 - 2, 2**32 - 1]

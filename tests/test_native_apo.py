@@ -21,7 +21,7 @@ from heuriscale.engine.rng import RngStream
 def _native_candidates(runner):
     """Like `APO.candidates` for a native runner: sorted parents, their values, the (clipped)
     candidates and each rank's operator, from one move-only kernel call on a copy."""
-    fused = runner._fused
+    fused = runner._kernels
     s = fused.prepare(runner.state)
     record = torch.empty(1, runner.runs, dtype=runner.dtype)
     fused._launch(s, runner.best_x.clone(), runner._hit_iter.clone(), runner._it.clone(), runner.best_f.clone(),
@@ -99,7 +99,7 @@ def test_nan_values_of_inline_objectives_are_counted_per_run():
     runner = hs.Runner("sphere", APO(pop_size=40, max_iters=10), dim=4, runs=2, seed=0, device="cpu",
                        dtype="float64", engine="native")
     runner.state.f[0] = math.inf  # run 0: every weight of (7) and (10) is exp(-inf/inf) = NaN
-    fused, s = runner._fused, runner.state
+    fused, s = runner._kernels, runner.state
     carry = (runner.best_x, runner._hit_iter, runner._it, runner.best_f)
     record = torch.empty(1, 2, dtype=torch.float64)
     s = fused._launch(s, *carry, 1, record, True, False, None)

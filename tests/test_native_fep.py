@@ -16,7 +16,7 @@ from numba import njit
 from scipy import stats
 
 import heuriscale as hs
-from heuriscale.engine.fused.fep import cpu
+from heuriscale.engine.kernels.fep import cpu, cpu_math
 
 PROBLEMS = {  # the first four computed inside the kernel, the last by the problem between kernel calls
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
@@ -50,7 +50,7 @@ def test_one_native_generation_equals_the_eager_one_with_the_same_random_numbers
     pop, q = 300, 4  # more than one block of parents and of union members, not a multiple of one
     algo = hs.FEP(pop_size=pop, q=q, mutation=mutation)
     runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device="cpu", dtype=dtype, engine="native")
-    native = runner._fused
+    native = runner._kernels
     assert runner._engine_used() == "native" and bool(native.fitness) == (name != "cec2022-f1")
     eps = torch.finfo(getattr(torch, dtype)).eps
     for k in range(3):
@@ -80,9 +80,9 @@ def test_one_native_generation_equals_the_eager_one_with_the_same_random_numbers
 def test_the_kernel_draws_cauchy_and_normal_numbers(mutation):
     runner = hs.Runner("sphere", hs.FEP(pop_size=300, mutation=mutation), dim=8, runs=2, seed=1, device="cpu",
                        engine="native")
-    runner._fused.drawn_r = torch.empty(3, *runner.state.x.shape, dtype=runner.state.x.dtype)
+    runner._kernels.drawn_r = torch.empty(3, *runner.state.x.shape, dtype=runner.state.x.dtype)
     runner.step(1)
-    delta, n_j, n_i = runner._fused.drawn_r.double()
+    delta, n_j, n_i = runner._kernels.drawn_r.double()
     assert stats.kstest(delta.flatten().numpy(), "cauchy" if mutation == "cauchy" else "norm").pvalue > 1e-3
     assert stats.kstest(n_j.flatten().numpy(), "norm").pvalue > 1e-3  # 4,800 numbers
     assert stats.kstest(n_i[..., 0].flatten().numpy(), "norm").pvalue > 1e-3  # one per individual: 600
@@ -114,9 +114,9 @@ def test_the_vectorised_elementary_functions_are_accurate(dtype):
     @njit(error_model="numpy")
     def evaluate(z, a, v, u, w, out, pi_err):
         for i in range(z.shape[0]):
-            out[0, i], out[1, i], out[2, i] = cpu.fast_exp(z[i]), cpu.fast_sin(a[i]), cpu.cos_turns(v[i])
-            out[3, i], out[4, i] = cpu.box_muller(u[i], w[i], pi_err)
-            out[5, i] = cpu.cauchy(u[i], pi_err)
+            out[0, i], out[1, i], out[2, i] = cpu_math.fast_exp(z[i]), cpu_math.fast_sin(a[i]), cpu_math.cos_turns(v[i])
+            out[3, i], out[4, i] = cpu_math.box_muller(u[i], w[i], pi_err)
+            out[5, i] = cpu_math.cauchy(u[i], pi_err)
 
     rng = np.random.default_rng(1)
     n = 100_000
@@ -124,7 +124,7 @@ def test_the_vectorised_elementary_functions_are_accurate(dtype):
     u, w = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     u[:3] = [0.0, 0.25, 0.5]
     out = np.empty((6, n), ftype)
-    evaluate(z, a, v, u, w, out, cpu.pi_error(ftype))
+    evaluate(z, a, v, u, w, out, cpu_math.pi_error(ftype))
     eps = np.finfo(ftype).eps
     z, a, v, u, w = (t.astype(np.float64) for t in (z, a, v, u, w))
     one_minus_u = (ftype(1) - u.astype(ftype)).astype(np.float64)  # rounded to the dtype, as the kernels do
@@ -145,7 +145,7 @@ def test_offspring_are_clipped_to_the_box_and_the_step_size_floor_holds():
     sphere = hs.get_problem("sphere", dim=3, bounds=(-1, 1))  # eta0 = 3 in a box of width 2
     runner = hs.Runner(sphere, hs.FEP(pop_size=40, eta_min=2.0), runs=2, seed=0, device="cpu", engine="native")
     runner.step(10)
-    moved = runner._fused.moved(runner.state)  # the last offspring
+    moved = runner._kernels.moved(runner.state)  # the last offspring
     for x in (runner.state.x, moved):
         assert ((x >= -1.0) & (x <= 1.0)).all()
     assert ((moved == -1.0) | (moved == 1.0)).any()  # some were clipped

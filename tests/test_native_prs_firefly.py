@@ -47,7 +47,7 @@ def _eager_numbers(algorithm, x):
 def test_one_native_step_equals_the_eager_step_with_the_same_random_numbers(algorithm, name, dtype):
     algo = ALGORITHMS[algorithm]()
     runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device="cpu", dtype=dtype, engine="native")
-    native = runner._fused
+    native = runner._kernels
     assert runner._engine_used() == "native"
     eps = torch.finfo(getattr(torch, dtype)).eps
     lower, upper = runner._guarded.lower, runner._guarded.upper
@@ -87,7 +87,7 @@ def test_one_native_step_equals_the_eager_step_with_the_same_random_numbers(algo
 def test_prs_polynomials_equal_libm():
     """The kernels' sin (up to the angles they reduce exactly), cos(2 pi v) and arcsine, in
     each dtype, against libm in float64."""
-    from heuriscale.engine.fused.prs import cpu
+    from heuriscale.engine.kernels.prs import cpu
 
     generator = torch.Generator().manual_seed(0)
     for name in ("float64", "float32"):

@@ -6,7 +6,7 @@
 torch.Size([4])
 """
 
-from .algorithms import APO, FEP, PRS, PSO, Firefly, Algorithm, State, algorithm_names, get_algorithm, register_algorithm
+from .algorithms import APO, DE, FEP, PRS, PSO, Firefly, Algorithm, Kernels, State, algorithm_names, get_algorithm, register_algorithm
 from .engine import Result, Runner, minimize, set_cpu_threads
 from .problems import (
     NumpyFunction,
@@ -17,8 +17,7 @@ from .problems import (
     problem_names,
     register_problem,
 )
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "minimize",
@@ -39,6 +38,8 @@ __all__ = [
     "APO",
     "FEP",
     "Firefly",
+    "DE",
+    "Kernels",
     "get_algorithm",
     "algorithm_names",
     "register_algorithm",

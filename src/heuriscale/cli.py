@@ -62,7 +62,7 @@ def run(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
     dtype: Annotated[str, typer.Option(help="float32 or float64")] = "float32",
     engine: Annotated[
-        str, typer.Option(help="auto, eager, native (Numba CPU kernels: all five algorithms), graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph: pso, prs, fep, firefly)")
+        str, typer.Option(help="auto, eager, native (Numba CPU kernels), graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph); `heuriscale list` says which algorithm has which kernels")
     ] = "auto",
     seed: Annotated[Optional[int], typer.Option(help="random seed (random if omitted; recorded in the result)")] = None,
     preset: Annotated[Optional[str], typer.Option(help="named parameter set of the algorithm, e.g. paper001")] = None,
@@ -448,18 +448,19 @@ def _paper_warmups(names: list[str], kind: str) -> list[tuple]:
     """The distinct configurations of the papers' CUDA studies that use fused kernels (graph
     replay of the uncompiled step, which the other ones use, builds nothing), or of their CPU
     studies that use native kernels."""
-    from .engine.fused import FUSED, NATIVE
+    from .engine.kernels import with_kernels
     from .studies import PAPERS, SCALES
     from .studies.reproduce import configs_for
     from .studies.study import build, engine_for
 
     jobs, seen = [], set()
+    kernels = with_kernels(kind)  # what each algorithm declares (algorithms/<name>.py: `kernels`)
     for spec in PAPERS.values():
         for exp in spec.experiments:
             for scale in SCALES:
                 for _, config in configs_for(exp, scale, [kind]):
                     fast = "fused" if kind == "cuda" else "native"
-                    if config.algorithm not in names or config.algorithm not in (FUSED if kind == "cuda" else NATIVE):
+                    if config.algorithm not in names or config.algorithm not in kernels:
                         continue  # (and its problem is not built: data it needs may be absent)
                     prob, algo = build(config)
                     runs = config.runs if config.timing == "batched" and not config.snapshots else 1
@@ -488,13 +489,14 @@ def list_(what: Annotated[str, typer.Argument(help="algorithms, problems or all"
         _fail(f"unknown listing {what!r}: use algorithms, problems or all")
     if what in ("all", "algorithms"):
         table = Table(title="algorithms")
-        for col in ("name", "paper", "parameters (defaults)", "presets"):
+        for col in ("name", "paper", "parameters (defaults)", "presets", "kernels"):
             table.add_column(col)
         for name in algorithms.algorithm_names():
             cls = algorithms.algorithm_class(name)
             fields = ", ".join(f"{f.name}={f.default}" for f in dataclasses.fields(cls))
             presets = "; ".join(f"{k}: {v}" for k, v in cls.presets.items())
-            table.add_row(name, cls.paper, fields, presets)
+            kernels = [kind for kind in ("cuda", "cpu") if cls.kernels is not None and cls.kernels.has(kind)]
+            table.add_row(name, cls.paper, fields, presets, ", ".join(kernels) or "-")
         out.print(table)
     if what in ("all", "problems"):
         table = Table(title="problems")

@@ -7,6 +7,7 @@
 OUT/results.sqlite. With $KILL_RANK and $KILL_AFTER, that rank kills itself (SIGKILL) holding
 its KILL_AFTER-th unit, once at least one run is committed; the other ranks wait for it to take
 that many units, so how the units are shared out cannot spare it. `islands`: PSO on Rastrigin, each rank's result as JSON in OUT.rankR (rank 0's also in OUT).
+`every`: islands of every registered algorithm, each rank's results as JSON in OUT.rankR.
 `disagree`: ranks start different run sets. `gpu`: asks every rank for a GPU.
 """
 
@@ -21,6 +22,9 @@ from pathlib import Path
 import torch
 
 import heuriscale as hs
+
+sys.path.insert(0, str(Path(__file__).parent.parent))  # tests/: the registered algorithms
+from registered import NAMES, small  # noqa: E402
 from heuriscale.problems import TorchFunction, register_problem
 import heuriscale.studies.sharded as sharded_module
 import heuriscale.studies.study as study_module
@@ -124,6 +128,20 @@ def islands(out: str, runs: int = 8, pop: int = 24, iters: int = 150, every: int
         Path(out).write_text(text)
 
 
+#: The run set `every` gives each registered algorithm (the test runs it in one process too).
+EVERY = dict(dim=4, iters=40, runs=3, seed=11, device="cpu", engine="eager")
+
+
+def every(out: str) -> None:
+    """Islands of every registered algorithm, exchanging migrants every 10 iterations."""
+    results = {}
+    for name in NAMES:
+        r = hs.minimize("rastrigin", small(name, pop=16, horizon=40), migrate_every=10, **EVERY)
+        results[name] = {"best_f": r.best_f.tolist(), "best_x": r.best_x.tolist(), "history_f": r.history_f.tolist(),
+                         "evals": r.evals, "islands": r.extra.get("islands"), "pop_size": r.algorithm["pop_size"]}
+    Path(f"{out}.rank{os.environ.get('RANK', '0')}").write_text(json.dumps(results))
+
+
 def disagree() -> None:
     dim = 4 + int(os.environ.get("RANK", "0"))
     hs.minimize("sphere", "pso", dim=dim, iters=10, seed=0, device="cpu")
@@ -141,5 +159,5 @@ def gpu() -> None:
 if __name__ == "__main__":
     torch.set_num_threads(1)
     mode, args = sys.argv[1], sys.argv[2:]
-    {"study": study, "islands": lambda out, *rest: islands(out, *map(int, rest[:4]), *rest[4:]), "disagree": disagree,
+    {"study": study, "islands": lambda out, *rest: islands(out, *map(int, rest[:4]), *rest[4:]), "every": every, "disagree": disagree,
      "gpu": gpu, "uneven": uneven}[mode](*args)

@@ -1,7 +1,8 @@
 """How a problem is optimised: one file per algorithm, pure state -> state steps."""
 
 from .apo import APO
-from .base import Algorithm, State
+from .base import Algorithm, Kernels, State
+from .de import DE
 from .fep import FEP
 from .firefly import Firefly
 from .prs import PRS
@@ -11,6 +12,8 @@ from .registry import algorithm_class, algorithm_names, get_algorithm, register_
 __all__ = [
     "Algorithm",
     "State",
+    "Kernels",
+    "DE",
     "PSO",
     "APO",
     "PRS",

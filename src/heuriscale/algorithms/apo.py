@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_count, is_real, uniform
+from .base import Algorithm, Kernels, State, check_count, is_real, uniform
 from .registry import register_algorithm
 
 
@@ -95,8 +95,10 @@ class APO(Algorithm):
     name = "apo"
     min_pop = 3
     population_copies = 14
-    presets = {"paper003": {"pf_max": 0.1, "np": 1}}
     paper = "003"
+    presets = {"paper003": {"pf_max": 0.1, "np": 1}}
+    state_type = APOState
+    kernels = Kernels(cpu=True)  # engine/kernels/apo/ (CUDA: the compiled step)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -5,6 +5,22 @@ state = algo.init(problem, runs)     # tensors with a leading `runs` axis
 state = algo.step(problem, state)    # one iteration: pure tensor code, no host sync
 ```
 
+Everything else an algorithm brings is declared once, on its class, and read from there by
+the engine, `auto`, warm-up, the studies, `heuriscale list` and the shared tests:
+
+    name, paper        registry name, the paper it follows
+    state_type         its State dataclass: the fields a checkpoint holds
+    min_pop            the smallest population it works with
+    presets            named parameter sets (the papers' settings)
+    population_copies  its memory model (or override `memory_bytes`)
+    kernels            its fast paths: `Kernels(cuda=..., cpu=...)`, or None (the torch
+                       step then runs everywhere: eager, graph and compiled on CUDA, eager on
+                       the CPU)
+    migration_key      what ranks individuals for migration between islands
+
+See docs/adding-an-algorithm.md for the path from a paper's equations to a registered,
+tested algorithm and its kernels.
+
 Random numbers come from torch's default generator of the state's device (`torch.rand`
 without a `generator=` argument). The engine seeds that generator for each run set and
 swaps it in and out around every call, so runs are reproducible and isolated from the
@@ -25,6 +41,23 @@ import torch
 from ..problems.base import MAX_SIZE, Problem, is_integer, is_real  # noqa: F401 - re-exported for algorithms
 
 
+@dataclass(frozen=True)
+class Kernels:
+    """Which fast paths an algorithm has, by name: the engine finds them in
+    `engine/kernels/<folder>/cuda.py` (fused Triton kernels, `engine="fused"`) and
+    `engine/kernels/<folder>/cpu.py` (native Numba kernels, `engine="native"`), where
+    `folder` defaults to the algorithm's name. Names only: an algorithm never imports the
+    engine, and its kernels are tested against its torch step."""
+
+    cuda: bool = False
+    cpu: bool = False
+    folder: str | None = None
+
+    def has(self, device_type: str) -> bool:
+        """True when there are kernels for this device type ("cuda" or "cpu")."""
+        return bool(getattr(self, device_type, False))
+
+
 @dataclass
 class State:
     """Every state carries the population `x` (runs, pop, dim) and its fitness `f` (runs, pop)."""
@@ -42,14 +75,19 @@ class Algorithm:
 
     pop_size: int = 100
 
-    #: registry name, the smallest population it works with, named parameter sets
+    #: registry name, the paper it follows (the papers in shared/papers are "000".."004";
+    #: others are cited in full), the smallest population it works with, named parameter sets
     name: ClassVar[str] = "algorithm"
+    paper: ClassVar[str] = ""
     min_pop: ClassVar[int] = 1
     presets: ClassVar[dict[str, dict]] = {}
-    paper: ClassVar[str] = ""
+    #: The State dataclass `init` and `step` return: its fields are what a checkpoint holds.
+    state_type: ClassVar[type[State]] = State
     #: Population-sized tensors (runs, pop, dim) alive at a step's peak, state and temporaries
     #: together (measured on the CPU's eager step: peak memory / one population's bytes).
     population_copies: ClassVar[int] = 12
+    #: Its fast paths (None: the torch step only, which every engine but the kernels' runs).
+    kernels: ClassVar[Kernels | None] = None
 
     def __post_init__(self) -> None:
         if not is_integer(self.pop_size):

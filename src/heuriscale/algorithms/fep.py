@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_count, check_positive, phase, uniform
+from .base import Algorithm, Kernels, State, check_count, check_positive, phase, uniform
 from .registry import register_algorithm
 
 
@@ -69,8 +69,10 @@ class FEP(Algorithm):
 
     name = "fep"
     min_pop = 2
-    presets = {"paper004": {"q": 10, "eta0": 3.0, "mutation": "cauchy"}}
     paper = "004"
+    presets = {"paper004": {"q": 10, "eta0": 3.0, "mutation": "cauchy"}}
+    state_type = FEPState
+    kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/fep/
 
     def __post_init__(self) -> None:
         super().__post_init__()

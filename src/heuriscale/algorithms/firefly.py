@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_count, is_real, uniform
+from .base import Algorithm, Kernels, State, check_count, is_real, uniform
 from .registry import register_algorithm
 
 #: Attractor tile when `tile` is not set: about this many pair weights per tile and run set.
@@ -68,8 +68,10 @@ class Firefly(Algorithm):
     name = "firefly"
     min_pop = 2
     population_copies = 10
-    presets = {"paper002": {"pop_size": 40, "alpha": 0.5, "beta0": 0.2, "gamma": 1.0}}
     paper = "002"
+    presets = {"paper002": {"pop_size": 40, "alpha": 0.5, "beta0": 0.2, "gamma": 1.0}}
+    state_type = State
+    kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/firefly/ (CUDA: the synchronous update)
 
     def __post_init__(self) -> None:
         super().__post_init__()

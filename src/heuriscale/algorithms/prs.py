@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_positive
+from .base import Algorithm, Kernels, State, check_positive
 from .registry import register_algorithm
 
 
@@ -59,8 +59,10 @@ class PRS(Algorithm):
 
     name = "prs"
     min_pop = 1
-    presets = {"paper000": {"pop_size": 1024, "alpha": 0.009}}
     paper = "000"
+    presets = {"paper000": {"pop_size": 1024, "alpha": 0.009}}
+    state_type = PRSState
+    kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/prs/
 
     def __post_init__(self) -> None:
         super().__post_init__()

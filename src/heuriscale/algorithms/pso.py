@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_finite, check_nonnegative, check_positive, take_rows, uniform
+from .base import Algorithm, Kernels, State, check_finite, check_nonnegative, check_positive, take_rows, uniform
 from .registry import register_algorithm
 
 
@@ -49,8 +49,10 @@ class PSO(Algorithm):
     name = "pso"
     min_pop = 2
     population_copies = 10
-    presets = {"paper001": {"w": 1.0, "c1": 2.0, "c2": 2.0}}
     paper = "001"
+    presets = {"paper001": {"w": 1.0, "c1": 2.0, "c2": 2.0}}
+    state_type = PSOState
+    kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/pso/
     migration_key = "pbest_f"  # islands exchange their best personal bests ...
 
     def __post_init__(self) -> None:

@@ -1,4 +1,5 @@
-"""What `engine="auto"` picks, and why; and building its kernels ahead of time.
+"""Engine choice: which engines a run set may use (`check_engine`), and what `engine="auto"`
+picks, and why (`choose`).
 
 On CUDA a run can step eagerly (each operation launched from Python) or replay chunks of
 steps from a CUDA graph over fused Triton kernels or a `torch.compile`d step (the "fast
@@ -14,7 +15,7 @@ random stream and counters are left untouched), and t_launch the host's share of
 the capture of one step costs). The constants are measured on the H100 (docs/benchmarks.md,
 "Engine choice and first-run cost") and err on the side of eager. The build cost assumed is
 the warm one: the first run on a fresh machine pays more once, shows "building kernels",
-and `heuriscale warmup` (`warm_up` here) pays it ahead of time.
+and `heuriscale warmup` (`engine/warmup.py`) pays it ahead of time.
 
 For bit-for-bit repeatable numbers across machines pin the engine: the fused kernels draw
 their own (Philox) random numbers, so `auto` choosing differently gives different numbers.
@@ -28,7 +29,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .fused import native_loaded, why_not_fused, why_not_native
+from .kernels import native_loaded, why_not_fused, why_not_native
+
+#: The engines a run set can step with.
+ENGINES = ("auto", "eager", "graph", "compiled", "fused", "native")
 
 #: A fast step takes at most this fraction of an eager step (H100, docs/benchmarks.md speed
 #: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%; CPU,
@@ -43,6 +47,31 @@ BUILD_WARM = {"fused": 0.7, "compiled": 11.0}
 #: loading the first kernels of a process (0.38-0.6 s measured on a 2-core machine), then
 #: about 0.015 s for another dtype or algorithm.
 NATIVE_SETUP = {"first": 0.6, "more": 0.05}
+
+
+def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
+    """The engine a runner steps with, checked against the device and problem ('auto': the
+    fastest one available, before any timing; `choose` then weighs it against eager)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if engine == "auto":
+        if device.type == "cpu":
+            return "native" if why_not_native(algorithm, problem, device) is None else "eager"
+        if device.type != "cuda" or problem.host_bound or problem.stochastic:
+            return "eager"
+        return fast_engine(algorithm, problem, device)
+    if engine in ("fused", "native"):
+        reason = (why_not_fused if engine == "fused" else why_not_native)(algorithm, problem, device)
+        if reason is not None:
+            raise ValueError(f"engine {engine!r} is not available: {reason}")
+        return engine
+    if engine != "eager" and device.type != "cuda":
+        raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
+    if engine != "eager" and problem.host_bound:
+        raise ValueError(f"problem {problem.name!r} is evaluated on the host and cannot be graph-captured; use engine='eager'")
+    if engine != "eager" and problem.stochastic:
+        raise ValueError(f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'")
+    return engine
 
 
 @dataclass(frozen=True)
@@ -117,27 +146,14 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
     return Choice("native", costs) if native_total < eager_total else Choice("eager", costs)
 
 
-def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device="cuda", dtype="float32",
-            engine: str | None = None) -> dict:
-    """Build and cache on disk the kernels of this configuration's fast path (`engine`, by
-    default the one `auto` would use) by running one chunk of it; returns the engine and the
-    seconds its setup took. On the CPU that is the native kernels; on CUDA, for objectives
-    evaluated on the host there is nothing to build."""
-    from .device import resolve_device
-    from .graph import DEFAULT_CHUNK
-    from .runner import Runner, as_algorithm, as_problem
-
-    problem, device = as_problem(problem, dim), resolve_device(device)
-    algorithm = as_algorithm(algorithm).with_horizon(DEFAULT_CHUNK)  # a schedule's length builds nothing
-    if device.type == "cpu" and why_not_native(algorithm, problem, device) is None:
-        engine = engine or "native"  # compiled on the first call, then loaded from Numba's disk cache
-    elif device.type != "cuda" or problem.host_bound or problem.stochastic:
-        return {"engine": "eager", "seconds": 0.0}
-    engine = engine or fast_engine(algorithm, problem, device)
-    runner = Runner(problem, algorithm, runs=runs, device=device, dtype=dtype, seed=0, engine=engine, islands=False)
-    runner.step(runner.chunk)
-    return {"engine": engine, "seconds": runner.setup_time}
-
-
 def _seconds(s: float) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
+
+
+def __getattr__(name: str):
+    """`warm_up`'s old import path (it lives in engine/warmup.py, which builds a Runner)."""
+    if name == "warm_up":
+        from .warmup import warm_up
+
+        return warm_up
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

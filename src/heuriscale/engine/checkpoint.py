@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 
 import torch
+
+from ..version import __version__
+from .rng import MAX_SEED, RngStream
 
 #: Bumped when what a checkpoint holds changes.
 FORMAT = 1
 
 
 def version() -> str:
-    from .. import __version__
-
     return __version__
 
 
@@ -93,3 +95,77 @@ def check_compatible(saved: dict, current: dict, path) -> bool:
         )
         return False
     return True
+
+
+# -- a runner's state, taken and given back ------------------------------------------------------
+def capture(runner) -> dict:
+    """Everything needed to continue `runner`'s runs (tensors on the CPU): `Runner.state_dict`."""
+    cpu = lambda t: t.detach().cpu().clone()  # noqa: E731
+    kernels = runner._kernels
+    return {
+        "heuriscale_checkpoint": FORMAT, "version": version(), "config": runner.config(),
+        "device": str(runner.device), "iteration": runner.iteration, "elapsed": runner.elapsed(),
+        "setup_time": runner.setup_time, "extra_evals": runner._extra_evals,
+        "extra": json.dumps(runner._extra, default=str),
+        "state": {k: cpu(v) for k, v in vars(runner.state).items()},
+        "best_x": cpu(runner.best_x), "best_f": cpu(runner.best_f), "hit_iter": cpu(runner._hit_iter),
+        "it": cpu(runner._it), "nan_evals": cpu(runner._guarded.nan_evals),
+        **runner._history.state_dict(),
+        "rng": runner._rng.get_state(),
+        "fused": None if kernels is None else {"seed": kernels.seed, "counters": [cpu(c) for c in kernels.counters]},
+    }
+
+
+def restore(runner, saved: dict, source: str = "checkpoint") -> None:
+    """Continue the runs of `saved` on `runner` (same configuration, not yet stepped):
+    `Runner.load_state_dict`."""
+    if runner.iteration:
+        raise ValueError(f"load a checkpoint into a new runner (this one is at iteration {runner.iteration})")
+    same_device = check_compatible(saved["config"], runner.config(), source)
+    on_device = lambda t: t.to(runner.device)  # noqa: E731
+    state = _state(runner.algorithm.state_type, saved["state"], source)
+    state = type(state)(**{k: on_device(v) for k, v in vars(state).items()})
+    runner.state = state if runner._kernels is None else runner._kernels.prepare(state)
+    runner.best_x, runner.best_f = on_device(saved["best_x"]), on_device(saved["best_f"])
+    runner._hit_iter, runner._it = on_device(saved["hit_iter"]), on_device(saved["it"])
+    runner._guarded.nan_evals.copy_(saved["nan_evals"])
+    runner.iteration = saved["iteration"]
+    runner._history.load_state_dict(saved, runner.device)
+    runner._extra_evals = saved["extra_evals"]
+    runner._extra.update(json.loads(saved["extra"]))
+    runner.setup_time = saved["setup_time"]
+    runner._stepper = None
+    if same_device:
+        runner._rng.set_state(saved["rng"])
+        if runner._kernels is not None:
+            runner._kernels.seed = saved["fused"]["seed"]
+            for counter, value in zip(runner._kernels.counters, saved["fused"]["counters"]):
+                counter.copy_(value)
+    else:  # a stream of its own from here, still fixed by the seed and the iteration
+        runner._rng = RngStream(runner.device, (runner.seed + runner.iteration) % MAX_SEED)
+    runner._t0 = time.perf_counter() - saved["elapsed"]
+
+
+def _state(state_type, fields: dict, source):
+    """The saved state as the algorithm's declared State type (its fields: what it checkpoints)."""
+    want = [f for f in state_type.__dataclass_fields__]
+    if sorted(fields) != sorted(want):
+        raise ValueError(f"checkpoint {source} holds state fields {sorted(fields)}, but this algorithm's "
+                         f"{state_type.__name__} has {sorted(want)}: it was written by another version of the algorithm")
+    return state_type(**fields)
+
+
+class Checkpointer:
+    """Saves a runner's state_dict to `path` at most every `every` seconds."""
+
+    def __init__(self, runner, path, every: float) -> None:
+        self.runner, self.path, self.every = runner, Path(path), every
+        self.last = time.perf_counter()
+
+    def due(self) -> None:
+        if time.perf_counter() - self.last >= self.every:
+            self.save()
+
+    def save(self) -> None:
+        save(self.runner.state_dict(), self.path)
+        self.last = time.perf_counter()

@@ -14,11 +14,15 @@ With one rank there are no islands at all: the run set is exactly the single-dev
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import torch
 import torch.distributed as dist
 
 from ..algorithms import Algorithm, State
+from . import distributed
+from .arguments import check_count
 from .distributed import Group, lost
 from .rng import MAX_SEED
 
@@ -39,6 +43,29 @@ def island_seed(seed: int, rank: int) -> int:
     """An independent 64-bit seed for island `rank` of a run set seeded with `seed` (numpy's
     SeedSequence: statistically independent streams from one seed)."""
     return int(np.random.SeedSequence([seed % MAX_SEED, rank]).generate_state(1, np.uint64)[0])
+
+
+def join_islands(runner, islands: bool | None, migrate_every: int | None, migrants: int) -> Islands | None:
+    """Under torchrun with several ranks (unless islands=False): this rank's island of the
+    runner's run set, whose population becomes the island's share (the runner's seed and
+    algorithm are the agreed ones afterwards); else None (one device)."""
+    if islands is not None and not isinstance(islands, bool):
+        raise ValueError(f"islands must be True, False or None (automatic under torchrun), got {islands!r}")
+    every = check_count("migrate_every", migrate_every)
+    migrants = check_count("migrants", migrants, required=True)
+    if islands is False or not distributed.launched():
+        return None
+    device = runner.device
+    if device.type == "cuda" and device.index != distributed.local_rank():
+        raise ValueError(f"under torchrun each rank steps its islands on its own GPU, cuda:LOCAL_RANK; "
+                         f"device={str(device)!r} names another: use device='cuda' or 'auto'")
+    group = distributed.join(device)
+    runner.seed = group.broadcast(runner.seed, "agreeing on the seed")  # seed=None draws on each rank
+    group.agree("the run set (problem, algorithm, runs, dtype, seed, engine, migration)",
+                json.dumps([runner.config(), every, migrants], sort_keys=True, default=str))
+    found = Islands(group, runner.algorithm, runner.seed, every or runner.chunk, migrants)
+    runner.algorithm = found.algorithm
+    return found
 
 
 class Islands:

@@ -126,3 +126,17 @@ def _unjsonable(value):
     if isinstance(value, list):
         return [_unjsonable(v) for v in value]
     return value
+
+
+def solution_report(problem, best_x: torch.Tensor, best_f: torch.Tensor) -> dict:
+    """Feasibility of each run's best point (constrained problems) and a readable best solution."""
+    problem = problem.to("cpu", torch.float64)
+    x = best_x.detach().cpu().double()
+    report = {"solution": problem.decode(x[int(torch.argmin(best_f))])}
+    if problem.n_constraints:
+        g = problem.constraints(x)
+        report["max_violation"] = g.clamp(min=0).amax(-1).tolist()
+        report["feasible"] = (g <= 0).all(-1).tolist()
+        if hasattr(problem, "objective"):
+            report["objective"] = problem.objective(x).tolist()
+    return report

@@ -44,6 +44,11 @@ class Hybrid(Algorithm):
     def stepping(self) -> Algorithm:
         return self.algorithm.stepping()
 
+    @property
+    def state_type(self) -> type[State]:
+        """The wrapped algorithm's state: a hybrid's steps are its steps."""
+        return self.algorithm.state_type
+
     def evals_per_init(self) -> int:
         return self.algorithm.evals_per_init()
 

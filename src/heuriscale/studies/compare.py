@@ -19,7 +19,7 @@ the resumable results store and written up by `campaign_report`.
   in `floor(fraction x budget)` evaluations (populations are evaluated whole), read from the
   run's stored best-so-far history. The history keeps every iteration of a run of up to
   1,999 iterations (so CEC 2022 at D = 10 with a population of 100 is exact), every 2nd, 4th,
-  ... of longer ones (`engine.runner.HISTORY_SIZE`); a point that falls between two kept
+  ... of longer ones (`engine.history.HISTORY_SIZE`); a point that falls between two kept
   iterations reads the earlier one, a pessimistic value (at D = 20, 9,999 iterations: up to
   7 iterations early), and a point before the first population is complete reads that
   population's best. `campaign.json` counts such points. The last point is the final error.
@@ -49,7 +49,8 @@ from pathlib import Path
 
 import torch
 
-from .. import __version__, algorithms, problems
+from .. import algorithms, problems
+from ..version import __version__
 from .campaign_report import FORMATS, write_report
 from .sharded import run_study, study_group
 from .store import ResultStore, StoreError

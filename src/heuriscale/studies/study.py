@@ -19,7 +19,7 @@ import torch
 
 from .. import algorithms, local, problems
 from ..engine import Result, Runner, minimize
-from ..engine.fused import why_not_fused, why_not_native
+from ..engine.kernels import why_not_fused, why_not_native
 from .store import ResultStore, describe
 
 

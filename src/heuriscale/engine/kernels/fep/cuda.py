@@ -34,7 +34,7 @@ import triton
 import triton.language as tl
 
 from ....algorithms.fep import learning_rates
-from ..common import (
+from ..cuda_common import (
     FusedIteration,
     interleave,
     new_values,
@@ -343,3 +343,7 @@ class FusedFEP(FusedIteration):
             num_warps=self.num_warps,
         )
         return out, best_x, hit, it, best_f
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = FusedFEP

@@ -42,7 +42,9 @@ import torch
 from numba import njit, prange
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
-from ..native import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view, new_value, philox, uniform
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_objectives import new_value
+from ..cpu_random import philox, uniform
 
 KINDS = 8  # stream = kind + KINDS * block
 #: From this many coordinates a candidate is built by passes over all of them (in SIMD lanes);
@@ -341,3 +343,7 @@ class NativeAPO(NativeIteration):
 
     def moved(self, s) -> torch.Tensor:
         return self.cand
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = NativeAPO

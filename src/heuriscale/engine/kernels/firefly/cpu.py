@@ -32,9 +32,10 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-from .. import native
-from ..native import (BLOCK_ROWS, NativeIteration, close_step, kernel, native_view, new_value, philox, uniform,
-                      word_pair)
+from .. import cpu_common
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_objectives import new_value
+from ..cpu_random import philox, uniform, word_pair
 
 _MASK = np.uint64(0xFFFFFFFF)
 
@@ -237,8 +238,8 @@ class NativeFirefly(NativeIteration):
         region and there are blocks (or, sequentially, runs) for more than one thread."""
         work = self.runs * self.pop * self.pop * self.dim
         spread = self.runs if self.sequential else self.runs * self.blocks
-        big = work >= native.PARALLEL_MIN and spread > 1
-        return compiled.parallel if big and native.threads() > 1 else compiled.serial
+        big = work >= cpu_common.PARALLEL_MIN and spread > 1
+        return compiled.parallel if big and cpu_common.threads() > 1 else compiled.serial
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         x = native_view(s.x)
@@ -257,3 +258,7 @@ class NativeFirefly(NativeIteration):
         elif move:
             self.spare = out
         return s
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = NativeFirefly

@@ -20,7 +20,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import (
+from ..cuda_common import (
     FusedIteration,
     finish_run,
     new_values,
@@ -125,3 +125,15 @@ class FusedFirefly(FusedIteration):
             **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )
         return out, best_x, hit, it, best_f
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = FusedFirefly
+
+
+def unsupported(algorithm) -> str | None:
+    """These kernels move every firefly from the previous generation (the synchronous update)."""
+    if algorithm.update != "synchronous":
+        return (f"the fused Firefly kernels implement update='synchronous' only, not {algorithm.update!r} "
+                "(paper 002's sequential CPU listing)")
+    return None

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..native import BLOCK_ROWS, NativeIteration, block_values, close_step, kernel, native_view, philox, uniform
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_objectives import block_values
+from ..cpu_random import philox, uniform
 
 
 @njit(cache=True)
@@ -121,3 +123,7 @@ class NativePSO(NativeIteration):
             self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, given.dtype), steps, move, select,
             *self.common_args(best_x, hit, it, best_f, record))
         return s
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = NativePSO

@@ -4,7 +4,7 @@ The math is `algorithms/pso.py`'s, which stays the reference (the tests compare 
 with the same random numbers); what changes is how many times the population crosses
 memory. The compiled step needs about twenty kernels per iteration; here there are two:
 
-- `_move`, one program per block of particles of one run: r1, r2 (common.uniform_pairs),
+- `_move`, one program per block of particles of one run: r1, r2 (cuda_common.uniform_pairs),
   velocity (2) with the +-vmax clamp, position (3) clamped to the box, the objective
   (built-in functions inline; any other problem is evaluated between a move launch and a
   select launch), NaN -> +inf counted per run, personal bests replaced where strictly
@@ -22,7 +22,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ..common import (
+from ..cuda_common import (
     FusedIteration,
     finish_run,
     new_values,
@@ -119,3 +119,7 @@ class FusedPSO(FusedIteration):
             BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )
         return s, best_x, hit, it, best_f
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = FusedPSO

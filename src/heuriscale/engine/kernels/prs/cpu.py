@@ -33,7 +33,9 @@ import torch
 from numba import njit, prange
 from numba.extending import overload
 
-from ..native import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view, new_value, philox, uniform
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_objectives import new_value
+from ..cpu_random import philox, uniform
 
 _RAD = 180.0 / math.pi  # degrees per radian
 # Polynomial coefficients, highest power first: sin r = r + r z S(z) with z = r^2 on
@@ -319,3 +321,7 @@ class NativePRS(NativeIteration):
             self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, x.dtype), steps, move, select,
             self.block_s, *self.common_args(best_x, hit, it, best_f, record))
         return s
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = NativePRS

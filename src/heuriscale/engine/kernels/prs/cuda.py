@@ -22,7 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import (
+from ..cuda_common import (
     FusedIteration,
     finish_run,
     new_values,
@@ -159,3 +159,7 @@ class FusedPRS(FusedIteration):
             **self.reduce_args(),
         )
         return s, best_x, hit, it, best_f
+
+
+#: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
+ITERATION = FusedPRS

@@ -1,0 +1,29 @@
+"""The engine's NaN policy: the problem as the algorithm sees it inside the engine."""
+
+from __future__ import annotations
+
+import torch
+
+from ..algorithms.base import phase
+from ..problems import Problem, check_fitness
+from ..problems.base import ProblemWrapper
+
+
+class Guarded(ProblemWrapper):
+    """`inner`, with its output checked and its NaN values counted and handed on as +inf.
+
+    It checks the objective's output shape (a static check, free at run time), counts NaN
+    values per run in a device tensor and hands them on as +inf, so a NaN never compares
+    as better than a number and never becomes a best.
+    """
+
+    def __init__(self, inner: Problem, runs: int) -> None:
+        super().__init__(inner)
+        self.nan_evals = torch.zeros(runs, dtype=torch.int64, device=inner.lower.device)
+
+    def evaluate(self, x: torch.Tensor) -> torch.Tensor:
+        with phase("evaluation"):
+            f = check_fitness(self.inner.evaluate(x), x, self.inner.name).to(x.dtype)
+        nan = torch.isnan(f)
+        self.nan_evals += nan.reshape(nan.shape[0], -1).sum(1)
+        return torch.where(nan, torch.inf, f)

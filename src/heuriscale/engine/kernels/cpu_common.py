@@ -1,0 +1,203 @@
+"""What the native CPU iterations (Numba) share: serial and parallel builds of each kernel,
+the engine's best-so-far bookkeeping, and the host side that drives them.
+
+Each algorithm's CPU kernel (`<algorithm>/cpu.py`) is one function advancing every run by
+`steps` iterations in one call, on NumPy views of the run set's torch tensors (no copies),
+in place. Work goes out in blocks of rows (`BLOCK_ROWS` individuals of one run) through
+`prange`; each block writes its best new value and its NaN count, and a serial pass per run
+reduces the blocks and does the bookkeeping, as the CUDA kernels do. The objective is
+computed inline for the built-in functions (`cpu_objectives.py`); any other problem is
+evaluated by the engine between two calls of the same kernel. Random numbers come from
+Philox (`cpu_random.py`), so a seed gives the same runs on any number of threads.
+
+Numba compiles a kernel on its first call for each dtype and caches the machine code on
+disk beside the source (`cache=True`); later processes load it in milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import types
+
+import numba
+import numpy as np
+import torch
+from numba import njit
+
+from . import native_loaded
+from .cpu_objectives import inline_objective
+
+#: Individuals of one run per block of parallel work (one block's best is kept per call).
+BLOCK_ROWS = 256
+#: Below this many coordinates per iteration (runs x pop x dim) one thread is faster: a
+#: parallel region costs a few microseconds to open (measured: about 1 us on one thread,
+#: 3 us on two).
+PARALLEL_MIN = 8192
+
+
+def kernel(fn):
+    """`fn` compiled twice, one thread (`.serial`) and with `prange` spread over threads
+    (`.parallel`): a parallel region costs microseconds that small populations cannot repay.
+    The twin gets its own name, so the two builds get their own entries in the disk cache."""
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_parallel", fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = fn.__qualname__ + "_parallel"
+    return types.SimpleNamespace(serial=njit(cache=True)(fn), parallel=njit(cache=True, parallel=True)(twin),
+                                 name=fn.__name__)
+
+
+def threads() -> int:
+    """Threads the native kernels use (`set_cpu_threads`; by default all cores)."""
+    return numba.get_num_threads()
+
+
+# -- the engine's bookkeeping, one run at a time (serial, after the parallel part) -------------
+@njit(cache=True)
+def reduce_blocks(block_f, block_i, run):
+    """The run's best new value over its block bests, and its index (the first on ties)."""
+    m, i = block_f[run, 0], block_i[run, 0]
+    for b in range(1, block_f.shape[1]):
+        if block_f[run, b] < m:
+            m, i = block_f[run, b], block_i[run, b]
+    return m, i
+
+
+@njit(cache=True)
+def track_best(run, m, x_row, best_x, best_f, hit, it, target, has_target, record, step):
+    """Best-so-far of `run` given this iteration's best new value m at x_row, the iteration
+    the target was first reached, and the history row of step `step`."""
+    if m < best_f[run]:
+        best_f[run] = m
+        best_x[run, :] = x_row
+    if has_target and best_f[run] <= target and hit[run] < 0:
+        hit[run] = it[0]
+    record[step, run] = best_f[run]
+
+
+@njit(cache=True)
+def close_step(run, rows, dim, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
+               nan_evals, step):
+    """The engine's bookkeeping of `run` after the parallel part of a step: its best new value
+    over the block bests (the first on ties) at its row of `rows` (the run's new population,
+    flat, rows of dim), its NaN count, best-so-far, target iteration and history row. Returns
+    (best new value, its row)."""
+    m, i = reduce_blocks(block_f, block_i, run)
+    nan_evals[run] += block_nan[run].sum()
+    track_best(run, m, rows[i * dim:(i + 1) * dim], best_x, best_f, hit, it, target, has_target, record, step)
+    return m, i
+
+
+def native_view(t: torch.Tensor) -> np.ndarray:
+    """A NumPy view of a CPU tensor (0-d tensors as 1-element arrays, so kernels can write them)."""
+    view = (t.detach() if t.requires_grad else t).numpy()  # detach costs a microsecond
+    return view.reshape(1) if t.ndim == 0 else view
+
+
+class NativeIteration:
+    """Host side of a native CPU iteration, called like the engine's generic advance
+    (`state, best_x, hit, it, best_f, record`) for one step, or `advance(..., steps, record)`
+    for many in one kernel call. Subclasses give `_launch(s, best_x, hit, it, best_f, steps,
+    record, move, select, f_in)`.
+
+    `counter` (a 0-d int64 tensor) is the Philox counter: the iterations drawn so far.
+    """
+
+    engine = "native"
+
+    def __init__(self, problem, runs: int, pop: int, target: float | None, seed: int,
+                 block_rows: int = BLOCK_ROWS) -> None:
+        self.problem = problem  # the engine's NaN-guarded view
+        self.fitness, self.fdata = inline_objective(problem.inner)
+        self.runs, self.pop, self.dim = runs, pop, problem.dim
+        self.target, self.seed = target, seed
+        self.blocks = math.ceil(pop / block_rows)
+        self.lower, self.upper = native_view(problem.lower.contiguous()), native_view(problem.upper.contiguous())
+        dtype = problem.lower.dtype
+        self.block_f = np.empty((runs, self.blocks), dtype=torch.empty(0, dtype=dtype).numpy().dtype)
+        self.block_i = np.empty((runs, self.blocks), dtype=np.int64)
+        self.block_nan = np.zeros((runs, self.blocks), dtype=np.int64)
+        self.counter = torch.zeros((), dtype=torch.int64)
+        self.counters: tuple[torch.Tensor, ...] = (self.counter,)
+        self.nan_evals = native_view(problem.nan_evals)
+        self.spare = None
+        self.given_r: torch.Tensor | None = None  # test hook: the eager step's random numbers
+        self._scratch: dict = {}
+
+    @staticmethod
+    def prepare(state):
+        """Own, contiguous buffers (init may share tensors between fields; kernels write in place)."""
+        fields = {k: v.clone(memory_format=torch.contiguous_format) for k, v in vars(state).items()}
+        return type(state)(**fields)
+
+    def work(self) -> int:
+        """About how many coordinate updates one iteration makes (what parallel work repays)."""
+        return self.runs * self.pop * max(self.dim, 4)
+
+    def group_scratch(self, width: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+        """Scratch for kernels that spread groups of blocks over threads (any number of groups
+        gives the same results): per group, three rows of `width` numbers in `dtype` and a
+        block's float64 values. Kept between launches: allocated inside a kernel, per step,
+        they cost 0.1-0.2 us, a fifth of a small population's iteration."""
+        groups = min(self.runs * self.blocks, 4 * threads())
+        key = (groups, width, np.dtype(dtype))
+        if key not in self._scratch:
+            self._scratch = {key: (np.empty((groups, 3, width), dtype), np.empty((groups, BLOCK_ROWS)))}
+        return self._scratch[key]
+
+    def kernel(self, compiled):
+        """The serial or the parallel build, by the work of one iteration and the threads set."""
+        return compiled.parallel if self.work() >= PARALLEL_MIN and threads() > 1 else compiled.serial
+
+    def warm_up(self, s, best_x, hit, it, best_f) -> float:
+        """Compile (or load from the disk cache) the kernels this run set calls, by calling
+        them for zero steps; returns the seconds it took."""
+        started = time.perf_counter()
+        record = torch.empty(0, self.runs, dtype=best_f.dtype)
+        for select in ((True,) if self.fitness else (False, True)):
+            self._launch(s, best_x, hit, it, best_f, 0, record, not select or bool(self.fitness), select,
+                         s.f if select else None)
+        native_loaded.add(type(self).__name__)
+        return time.perf_counter() - started
+
+    def __call__(self, s, best_x, hit, it, best_f, record=None):
+        rows = torch.empty(1, self.runs, dtype=best_f.dtype)
+        s = self.advance(s, best_x, hit, it, best_f, 1, rows)
+        if record is not None:
+            record.copy_(rows[0])
+        return s, best_x, hit, it, best_f
+
+    def advance(self, s, best_x, hit, it, best_f, steps: int, record: torch.Tensor):
+        """`steps` iterations in place; record[k] gets the best-so-far after step k. Returns
+        the state (the same object, or the other buffers for synchronous updates)."""
+        if self.fitness:
+            return self._launch(s, best_x, hit, it, best_f, steps, record, True, True, None)
+        for k in range(steps):  # other objectives: between a move call and a select call
+            s = self._launch(s, best_x, hit, it, best_f, 1, record[k:k + 1], True, False, None)
+            f_in = self.problem.evaluate(self.moved(s))
+            s = self._launch(s, best_x, hit, it, best_f, 1, record[k:k + 1], False, True, f_in)
+        return s
+
+    def other_buffers(self, s):
+        """Buffers like s's for an update that reads s while it writes the next population: the
+        previous population's (`spare`, which the caller keeps up to date), unless they are s's."""
+        out = self.spare
+        if out is None or out.x.data_ptr() == s.x.data_ptr():
+            out = type(s)(**{k: torch.empty_like(v) for k, v in vars(s).items()})
+        return out
+
+    def moved(self, s) -> torch.Tensor:
+        """The points a move call wrote, for the problem to evaluate (default: s.x)."""
+        return s.x
+
+    @staticmethod
+    def values_in(s, f_in) -> np.ndarray:
+        """The objective values a select call reads (flat, one per row): the problem's, or a
+        placeholder when the kernel computes them inline."""
+        return native_view((s.f if f_in is None else f_in).contiguous()).reshape(-1)
+
+    def common_args(self, best_x, hit, it, best_f, record):
+        """The bookkeeping arguments every kernel takes, as NumPy views."""
+        return (native_view(best_x), native_view(best_f), native_view(hit), native_view(it),
+                0.0 if self.target is None else float(self.target), self.target is not None, native_view(record),
+                self.block_f, self.block_i, self.block_nan, self.nan_evals, native_view(self.counter), self.seed)
+

@@ -1,0 +1,223 @@
+"""The objectives the native CPU kernels compute inline, one row at a time (Numba): the
+built-in classic functions, the spring design (penalty or Deb handling) and Otsu
+thresholding, each equal to its torch problem. Any other problem is evaluated by the
+engine between two calls of the same kernel (`move=True, select=False`, then
+`move=False, select=True`): `inline_objective` says which.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from numba import njit
+
+from ...problems import classic
+from ...problems.classic import ClassicProblem
+
+#: Built-in objectives computed inside the kernels; 0 means "evaluated by the problem".
+INLINE = {
+    classic.sphere: 1, classic.euclidean: 2, classic.rastrigin: 3, classic.ackley: 4, classic.griewank: 5,
+    classic.rosenbrock: 6, classic.schwefel_1_2: 7, classic.schwefel_2_21: 8, classic.schwefel_2_22: 9,
+    classic.schwefel_2_26: 10, classic.step: 11, classic.zakharov: 12, classic.levy: 13, classic.bent_cigar: 14,
+    classic.elliptic: 15, classic.hgbat: 16,
+}
+
+
+#: Application problems computed inside the kernels from their data (`inline_objective`).
+SPRING_PENALTY, SPRING_DEB, OTSU = 17, 18, 19
+
+
+def inline_objective(problem) -> tuple[int, np.ndarray]:
+    """(fid, fdata): the objective the kernels compute inline, 0 for one the engine evaluates
+    between kernel calls, and the float64 data it reads: the spring design's penalty weight
+    or Deb offset, Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps
+    them). Exact types only: a subclass may change the objective."""
+    from ...problems.constraints import Constrained
+    from ...problems.engineering import SpringDesign
+    from ...problems.otsu import OtsuThresholding
+
+    if type(problem) is ClassicProblem:
+        return INLINE.get(problem.fn, 0), NO_DATA
+    if type(problem) is Constrained and type(problem.inner) is SpringDesign:
+        penalty = problem.method == "penalty"
+        return (SPRING_PENALTY if penalty else SPRING_DEB), np.array([problem.weight if penalty else problem.offset])
+    if type(problem) is OtsuThresholding:
+        sums = torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64)
+        return OTSU, sums.numpy().copy()
+    return 0, NO_DATA
+
+
+#: fdata of objectives that need none.
+NO_DATA = np.zeros(1)
+
+
+# -- the built-in objectives, one row at a time ---------------------------------------------
+@njit(cache=True)
+def objective(fid, x, fdata):
+    """The built-in function `fid` (see INLINE and `inline_objective`) at the point x (1-D),
+    in float64."""
+    n = x.shape[0]
+    acc = 0.0
+    if fid == 1 or fid == 2:  # sphere, euclidean
+        for d in range(n):
+            acc += np.float64(x[d]) * x[d]
+        return acc if fid == 1 else math.sqrt(acc)
+    if fid == 3:  # rastrigin
+        for d in range(n):
+            v = np.float64(x[d])
+            acc += v * v - 10.0 * math.cos(2.0 * math.pi * v)
+        return 10.0 * n + acc
+    if fid == 4:  # ackley
+        sq, cs = 0.0, 0.0
+        for d in range(n):
+            v = np.float64(x[d])
+            sq += v * v
+            cs += math.cos(2.0 * math.pi * v)
+        return -20.0 * math.exp(-0.2 * math.sqrt(sq / n)) - math.exp(cs / n) + 20.0 + math.e
+    if fid == 5:  # griewank
+        prod = 1.0
+        for d in range(n):
+            v = np.float64(x[d])
+            acc += v * v
+            prod *= math.cos(v / math.sqrt(d + 1.0))
+        return acc / 4000.0 - prod + 1.0
+    if fid == 6:  # rosenbrock
+        for d in range(n - 1):
+            a, b = np.float64(x[d]), np.float64(x[d + 1])
+            acc += 100.0 * (b - a * a) ** 2 + (a - 1.0) ** 2
+        return acc
+    if fid == 7:  # schwefel 1.2
+        s = 0.0
+        for d in range(n):
+            s += x[d]
+            acc += s * s
+        return acc
+    if fid == 8:  # schwefel 2.21
+        for d in range(n):
+            acc = max(acc, abs(np.float64(x[d])))
+        return acc
+    if fid == 9:  # schwefel 2.22
+        prod = 1.0
+        for d in range(n):
+            acc += abs(np.float64(x[d]))
+            prod *= abs(np.float64(x[d]))
+        return acc + prod
+    if fid == 10:  # schwefel 2.26
+        for d in range(n):
+            v = np.float64(x[d])
+            acc -= v * math.sin(math.sqrt(abs(v)))
+        return acc
+    if fid == 11:  # step
+        for d in range(n):
+            acc += math.floor(np.float64(x[d]) + 0.5) ** 2
+        return acc
+    if fid == 12:  # zakharov
+        s = 0.0
+        for d in range(n):
+            v = np.float64(x[d])
+            acc += v * v
+            s += 0.5 * (d + 1) * v
+        return acc + s * s + s ** 4
+    if fid == 13:  # levy
+        w0 = 1.0 + (np.float64(x[0]) - 1.0) / 4.0
+        acc = math.sin(math.pi * w0) ** 2
+        for d in range(n - 1):
+            w = 1.0 + (np.float64(x[d]) - 1.0) / 4.0
+            acc += (w - 1.0) ** 2 * (1.0 + 10.0 * math.sin(math.pi * w + 1.0) ** 2)
+        w = 1.0 + (np.float64(x[n - 1]) - 1.0) / 4.0
+        return acc + (w - 1.0) ** 2 * (1.0 + math.sin(2.0 * math.pi * w) ** 2)
+    if fid == 14:  # bent cigar
+        for d in range(1, n):
+            acc += np.float64(x[d]) * x[d]
+        return np.float64(x[0]) * x[0] + 1e6 * acc
+    if fid == 15:  # elliptic: weights 1e6 ** (d / (n - 1)) as a running product (a power per term is slow)
+        ratio, weight = 1e6 ** (1.0 / max(n - 1, 1)), 1.0
+        for d in range(n):
+            acc += weight * np.float64(x[d]) * x[d]
+            weight *= ratio
+        return acc
+    if fid == 16:  # hgbat
+        s = 0.0
+        for d in range(n):
+            v = np.float64(x[d])
+            acc += v * v
+            s += v
+        return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
+    if fid == OTSU:
+        return otsu(x, fdata)
+    return spring(x, fid == SPRING_PENALTY, fdata[0])
+
+
+@njit(cache=True, inline="always")
+def spring(x, penalty, weight_or_offset):
+    """`Constrained(SpringDesign())`: the weight (N + 2) D d^2 with its four constraints
+    g <= 0 folded in, as a static penalty f + weight v or Deb's offset + v (v the total
+    violation, for infeasible points only); the terms in the eager problem's order."""
+    d, D, N = np.float64(x[0]), np.float64(x[1]), np.float64(x[2])
+    f = (N + 2.0) * D * d * d
+    d4 = math.pow(d, 4.0)  # powers as torch takes them: squares and cubes multiplied out, pow() for d^4
+    g1 = 1.0 - D * D * D * N / (71785.0 * d4)
+    g2 = (4.0 * (D * D) - d * D) / (12566.0 * (D * (d * d * d) - d4)) + 1.0 / (5108.0 * (d * d)) - 1.0
+    g3 = 1.0 - 140.45 * d / ((D * D) * N)
+    g4 = (d + D) / 1.5 - 1.0
+    v = max(g1, 0.0) + max(g2, 0.0) + max(g3, 0.0) + max(g4, 0.0)
+    if not v > 0:
+        return f
+    return f + weight_or_offset * v if penalty else weight_or_offset + v
+
+
+@njit(cache=True)
+def otsu(x, sums):
+    """Minus the between-class variance of the thresholds floor(x) in 0..255 (sorted), from
+    the cumulative sums omega = sums[:257], mu = sums[257:]: `OtsuThresholding.evaluate`."""
+    levels, top = x.shape[0], 256
+    for d in range(levels):
+        if x[d] != x[d]:
+            return math.nan
+    t = np.empty(levels + 2, np.int64)  # the class edges: 0, t_1 + 1, ..., t_K + 1, 256
+    t[0], t[levels + 1] = 0, top
+    for d in range(levels):
+        t[d + 1] = np.int64(min(max(math.floor(np.float64(x[d])), 0.0), 255.0)) + 1
+    t[1:levels + 1].sort()
+    mu_t, acc = sums[top + 1 + top], 0.0  # mu[256]: the mean grey level
+    for j in range(levels + 1):
+        w = sums[t[j + 1]] - sums[t[j]]
+        m = sums[top + 1 + t[j + 1]] - sums[top + 1 + t[j]]
+        if w > 0:  # w_j (mu_j - mu_T)^2, mu_j = m_j / w_j; empty classes add nothing
+            acc += (m - w * mu_t) ** 2 / w
+    return -acc
+
+
+@njit(cache=True, inline="always")
+def new_value(fid, fdata, x, f_in, row):
+    """The row's objective value, NaN -> +inf (and whether it was NaN): inline, or for
+    fid == 0 the one the engine's (already guarded) problem wrote to f_in."""
+    f = objective(fid, x, fdata) if fid else np.float64(f_in[row])
+    if f != f:
+        return math.inf, 1
+    return f, 0
+
+
+@njit(cache=True)
+def block_values(fid, fdata, xs, dim, f_in, row0, vals):
+    """The objective of a block's rows (flat coordinates xs) into vals (float64, NaN kept):
+    sphere and euclidean as passes over coordinates that vectorise, the other built-in
+    functions row by row, other problems read from f_in (rows row0, row0 + 1, ...)."""
+    rows = xs.shape[0] // dim
+    if fid == 1 or fid == 2:
+        vals[:rows] = 0.0
+        for d in range(dim):
+            for i in range(rows):
+                v = np.float64(xs[i * dim + d])
+                vals[i] += v * v
+        if fid == 2:
+            for i in range(rows):
+                vals[i] = math.sqrt(vals[i])
+    elif fid:
+        for i in range(rows):
+            vals[i] = objective(fid, xs[i * dim:(i + 1) * dim], fdata)
+    else:
+        for i in range(rows):
+            vals[i] = f_in[row0 + i]

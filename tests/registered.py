@@ -1,0 +1,41 @@
+"""Every registered algorithm, read from the registry and from what each declares on its class
+(`min_pop`, `presets`, `kernels`, `state_type`): the shared tests run for each one, so an
+algorithm registered tomorrow is tested the same way without touching a test file."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import heuriscale as hs
+from heuriscale.algorithms import algorithm_class
+
+#: Every registered algorithm, by name.
+NAMES = hs.algorithm_names()
+
+
+def small(name: str, pop: int = 20, horizon: int = 200, **params) -> hs.Algorithm:
+    """`name` with a small population (at least its declared minimum) and, for algorithms that
+    schedule their steps over `max_iters`, a schedule of `horizon` steps, so that a Runner
+    can take it too."""
+    cls = algorithm_class(name)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    if "max_iters" in fields:
+        params.setdefault("max_iters", horizon)
+    return hs.get_algorithm(name, pop_size=max(pop, cls.min_pop), **params)
+
+
+def with_kernels(device_type: str) -> list[str]:
+    """The registered algorithms that declare kernels for `device_type` ("cuda" or "cpu")."""
+    return [n for n in NAMES if (k := algorithm_class(n).kernels) is not None and k.has(device_type)]
+
+
+def spec_only(device_type: str) -> list[str]:
+    """The registered algorithms that run their torch step only on `device_type`."""
+    return [n for n in NAMES if n not in with_kernels(device_type)]
+
+
+def each(names: list[str], marks=()) -> list:
+    """pytest params, one per name (with `marks`), for algorithms that may be none yet."""
+    return [pytest.param(n, id=n, marks=marks) for n in names]

@@ -1,0 +1,116 @@
+"""Differential Evolution (DE/rand/1/bin): its equations, its choices, and scipy's DE as a
+reference we did not write. The behaviour every algorithm shares is tested in
+test_every_algorithm.py."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+from scipy.optimize import differential_evolution
+
+import heuriscale as hs
+from heuriscale.algorithms.de import distinct_others
+
+
+def test_the_three_vectors_are_distinct_others_drawn_uniformly():
+    torch.manual_seed(0)
+    n, draws = 6, 30_000
+    idx = distinct_others(draws, n, 3, "cpu")  # (draws, n, 3)
+    own = torch.arange(n)[None, :, None]
+    assert (idx != own).all() and (idx >= 0).all() and (idx < n).all()
+    ordered = idx.sort(-1).values
+    assert (ordered[..., 1:] != ordered[..., :-1]).all()
+    # each of the 3 draws is uniform over the n - 1 others, and so is every ordered triple
+    for slot in range(3):
+        counts = torch.bincount(idx[:, 2, slot], minlength=n).numpy()
+        assert counts[2] == 0 and stats.chisquare(np.delete(counts, 2)).pvalue > 1e-3
+    triples = idx[:, 0].tolist()
+    counts = np.array([sum(1 for t in triples if tuple(t) == p) for p in itertools.permutations(range(1, n), 3)])
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def _logged(fn, dim, lower, upper, log):
+    def evaluate(x):
+        log.append(x.detach().clone())
+        return fn(x)
+
+    return hs.TorchFunction(evaluate, dim, lower, upper, name="logged")
+
+
+def test_a_trial_is_mutation_then_crossover_then_the_midpoint_repair():
+    """With CR = 1 a trial is v_i = x_r1 + F (x_r2 - x_r3) for some three others (2), each
+    coordinate outside the box set to the midpoint of x_ij and the bound (the repair)."""
+    log = []
+    problem = _logged(lambda x: x.sum(-1), 1, 0.0, 1.0, log)
+    runner = hs.Runner(problem, hs.DE(pop_size=4, F=10.0, CR=1.0), runs=50, seed=3, device="cpu", dtype="float64")
+    x = runner.state.x.clone()
+    runner.step()
+    trials, repaired = log[-1], 0
+    for run in range(50):
+        for i in range(4):
+            others = [j for j in range(4) if j != i]
+            xi = float(x[run, i, 0])
+            expected = []
+            for r1, r2, r3 in itertools.permutations(others):
+                v = float(x[run, r1, 0] + 10.0 * (x[run, r2, 0] - x[run, r3, 0]))
+                expected.append((0.0 + xi) / 2 if v < 0 else (1.0 + xi) / 2 if v > 1 else v)
+            u = float(trials[run, i, 0])
+            assert any(abs(u - e) < 1e-12 for e in expected), (run, i, u, expected)
+            repaired += u in ((0.0 + xi) / 2, (1.0 + xi) / 2)
+    assert repaired > 50  # the repair was exercised
+
+
+def test_crossover_takes_one_coordinate_of_the_mutant_at_least():
+    """CR = 0: exactly the coordinate jrand_i comes from v_i, the others from x_i (4)."""
+    log = []
+    problem = _logged(lambda x: (x * x).sum(-1), 6, -1e6, 1e6, log)  # a box no trial leaves
+    runner = hs.Runner(problem, hs.DE(pop_size=8, CR=0.0), runs=20, seed=1, device="cpu", dtype="float64")
+    x = runner.state.x.clone()
+    runner.step()
+    changed = (log[-1] != x).sum(-1)
+    assert (changed == 1).all()
+
+
+def test_selection_keeps_the_parent_unless_the_trial_is_strictly_better():
+    flat = hs.TorchFunction(lambda x: torch.zeros(x.shape[:-1], dtype=x.dtype), 3, -1.0, 1.0, name="flat")
+    runner = hs.Runner(flat, hs.DE(pop_size=10), runs=2, seed=0, device="cpu")
+    x = runner.state.x.clone()
+    runner.step(5)
+    assert torch.equal(runner.state.x, x)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(F=0.0), "de: F must be > 0"), (dict(F=float("nan")), "de: F must be > 0"),
+    (dict(CR=1.5), r"de: CR must lie in \[0, 1\]"), (dict(CR="x"), r"de: CR must lie in \[0, 1\]"),
+    (dict(pop_size=3), "de needs a population of at least 4"),
+])
+def test_bad_parameters_are_refused_clearly(bad, message):
+    with pytest.raises(ValueError, match=message):
+        hs.DE(**bad)
+
+
+@pytest.mark.parametrize("function", ["sphere", "rastrigin"])
+def test_runs_like_scipys_rand1bin_at_the_same_budget(function):
+    """scipy.optimize.differential_evolution (strategy rand1bin, one generation at a time,
+    no polishing) is a DE we did not write: at the same population, generations, F and CR
+    our final values must come from the same distribution (scipy draws a new uniform point
+    for a coordinate that leaves the box, where we take the midpoint: equal in distribution
+    on these functions, whose optima lie in the middle of the box)."""
+    dim, pop, gens, runs = 5, 30, 60, 30
+    problem = hs.get_problem(function, dim=dim, bounds=(-5.12, 5.12))
+    ours = hs.minimize(problem, hs.DE(pop_size=pop, F=0.5, CR=0.9), iters=gens, runs=runs, seed=0, device="cpu",
+                       dtype="float64").best_f.numpy()
+
+    def f(x):  # scipy's vectorized call: x is (dim, S)
+        return problem.evaluate(torch.from_numpy(np.ascontiguousarray(x.T))).numpy()
+
+    theirs = np.array([
+        differential_evolution(f, [(-5.12, 5.12)] * dim, strategy="rand1bin", maxiter=gens, popsize=pop // dim,
+                               tol=0, mutation=0.5, recombination=0.9, rng=seed, polish=False, init="random",
+                               updating="deferred", vectorized=True).fun
+        for seed in range(runs)
+    ])
+    assert stats.mannwhitneyu(ours, theirs).pvalue > 1e-3, (np.median(ours), np.median(theirs))
+    assert np.median(ours) < np.median(f(np.random.default_rng(0).uniform(-5.12, 5.12, (dim, pop))))  # it optimises
