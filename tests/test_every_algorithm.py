@@ -3,7 +3,7 @@
 The list comes from the registry (`tests/registered.py`), so an algorithm registered
 tomorrow, with its torch step only or with kernels, runs all of these: what it declares,
 best-so-far over every evaluated point, evaluation counts, the box, NaN, seeds, batching,
-targets, checkpoints, islands' migration, and the engines (eager on the CPU; eager, graph
+targets, checkpoints, ask/tell, islands' migration, and the engines (eager on the CPU; eager, graph
 and compiled on CUDA under `-m gpu`; its kernels where it declares them). The kernels'
 own tests (test_native.py, test_fused.py) check each kernel against its algorithm's step.
 """
@@ -115,10 +115,19 @@ def _half_nan(x):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_nan_never_becomes_best_and_is_counted(name, device):
-    half = hs.TorchFunction(_half_nan, 3, -5.0, 5.0, name="half-nan")
+    points = []
+
+    def half_nan(x):
+        points.append(x.detach().clone())
+        return _half_nan(x)
+
+    half = hs.TorchFunction(half_nan, 3, -5.0, 5.0, name="half-nan")
     r = hs.minimize(half, small(name, pop=16), iters=30, runs=4, seed=0, device=device)
     assert torch.isfinite(r.best_f).all() and (r.best_x[:, 0] <= 0).all()
     assert (r.nan_evals > 0).all() and (r.nan_evals <= r.evals).all()
+    asked = torch.cat([p.reshape(4, -1, 3) for p in points], 1)
+    assert not asked.isnan().any()  # an infinite value never turns into a NaN point
+    assert torch.equal(r.nan_evals, (asked[..., 0] > 0).sum(1).cpu())  # every NaN counted, once
     assert torch.isfinite(r.history_f).all()
     nothing = hs.TorchFunction(lambda x: torch.full(x.shape[:-1], torch.nan, device=x.device), 2, -1.0, 1.0, name="nan")
     r = hs.minimize(nothing, small(name, pop=8), iters=5, runs=2, device=device)
@@ -196,6 +205,26 @@ def test_a_checkpoint_holds_the_declared_state_fields(tmp_path, name):
     fresh = hs.Runner("sphere", small(name), dim=2, runs=2, seed=0, device="cpu")
     with pytest.raises(ValueError, match="written by another version of the algorithm"):
         fresh.load_state_dict(saved)
+
+
+# -- ask/tell: the caller evaluates ------------------------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_an_ask_tell_loop_computes_exactly_what_minimize_does(name, device, tmp_path):
+    problem = hs.get_problem("rastrigin", dim=4)
+    algo = small(name, pop=12)
+    budget = algo.evals_per_init() + 25 * algo.evals_per_step() + 3  # not a whole step more: 25 steps
+    opt = hs.AskTell(algo, problem, runs=3, evals=budget, seed=3, device=device)
+    while not opt.done:
+        if opt.iteration == 11:  # a checkpoint between an ask and its tell, continued elsewhere
+            opt.ask()
+            opt.save(tmp_path / "at.ckpt")
+            opt = hs.AskTell.load(tmp_path / "at.ckpt", problem, device=device)
+        opt.tell(problem.evaluate(opt.ask()))
+    told = opt.result()
+    plain = hs.minimize(problem, algo, evals=opt.evals, runs=3, seed=3, device=device, engine="eager")
+    assert told.evals == plain.evals == algo.evals_per_init() + 25 * algo.evals_per_step()
+    for field in ("best_f", "best_x", "history_f", "history_iter", "nan_evals"):
+        assert torch.equal(getattr(told, field), getattr(plain, field)), field
 
 
 # -- islands: how migrants leave and enter a population (the torchrun runs: test_distributed) ---

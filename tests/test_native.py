@@ -257,16 +257,39 @@ def test_problems_evaluated_between_kernel_calls_give_the_inline_numbers(kernel)
     assert (inline.history_f[:, -1] < inline.history_f[:, 0]).any()
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
-def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(kernel):
-    def half_nan(x):
-        return torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+def _counting(nans: list):
+    """Half-NaN objectives (x_0 > 0: NaN, the sphere elsewhere) that count the NaN they return."""
 
-    problem = hs.TorchFunction(half_nan, 3, -1.0, 1.0)
-    runner = hs.Runner(problem, KERNELS[kernel](16, 10), runs=2, seed=0, device="cpu", engine="native")
+    def rows(X):
+        f = np.where(X[:, 0] > 0, np.nan, (X * X).sum(1))
+        nans.append(int(np.isnan(f).sum()))
+        return f
+
+    def tensors(x):
+        f = torch.where(x[..., 0] > 0, torch.nan, (x * x).sum(-1))
+        nans.append(int(f.isnan().sum()))
+        return f
+
+    def point(x):
+        nans.append(int(x[0] > 0))
+        return float("nan") if x[0] > 0 else float((x * x).sum())
+
+    return {"torch": hs.TorchFunction(tensors, 3, -1.0, 1.0), "numpy": hs.NumpyFunction(rows, 3, -1.0, 1.0),
+            "scalar": hs.ScalarFunction(point, 3, -1.0, 1.0)}
+
+
+@pytest.mark.parametrize("objective", ["torch", "numpy", "scalar"])
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(kernel, objective):
+    """A user's objective called between kernel calls, each way it can come: its NaN values are
+    counted in the kernel (the engine's guard, done there), all of them, and never a best."""
+    nans = []
+    runner = hs.Runner(_counting(nans)[objective], KERNELS[kernel](16, 10), runs=2, seed=0, device="cpu",
+                       engine="native")
     runner.step(10)
     r = runner.result()
     assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all()
+    assert int(r.nan_evals.sum()) == sum(nans)
     assert (r.best_x[:, 0] <= 0).all()
     x = runner.state.x
     assert ((x >= -1.0) & (x <= 1.0)).all() and not x.isnan().any()

@@ -98,7 +98,7 @@ def test_dormancy_points_are_uniform_in_the_bounds():
 def test_nan_values_of_inline_objectives_are_counted_per_run():
     runner = hs.Runner("sphere", APO(pop_size=40, max_iters=10), dim=4, runs=2, seed=0, device="cpu",
                        dtype="float64", engine="native")
-    runner.state.f[0] = math.inf  # run 0: every weight of (7) and (10) is exp(-inf/inf) = NaN
+    runner.state.x[0] = math.nan  # run 0: every candidate but a dormant one (a fresh point) is NaN
     fused, s = runner._kernels, runner.state
     carry = (runner.best_x, runner._hit_iter, runner._it, runner.best_f)
     record = torch.empty(1, 2, dtype=torch.float64)

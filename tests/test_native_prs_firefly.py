@@ -108,3 +108,21 @@ def test_prs_polynomials_equal_libm():
         errors = [abs(float(cpu._asin(v, asin_c)) - math.asin(float(v))) / max(abs(math.asin(float(v))), 1e-300)
                   for v in a]
         assert max(errors) < 4 * eps
+
+
+def test_infinite_deviations_refract_alike_in_the_kernel_and_the_eager_step():
+    """A ray whose value is +inf (a NaN objective value) makes (10) and (9) NaN: both paths
+    clamp the radicand to 0 and the arcsine's argument to -1, so no ray becomes NaN."""
+    runner = hs.Runner("sphere", hs.PRS(pop_size=12, max_iters=10), dim=3, runs=2, seed=1, device="cpu",
+                       dtype="float64", engine="native")
+    runner.state.f[0, :4] = math.inf
+    native = runner._kernels
+    before = native.prepare(runner.state)  # a copy, with the mean deviation of (10) taken afresh
+    torch.manual_seed(3)
+    native.given_r = _eager_numbers(runner.algorithm, before.x)
+    runner.step(1)
+    torch.manual_seed(3)
+    expected = runner.algorithm.step(runner._guarded, before)
+    assert not expected.theta.isnan().any() and not runner.state.theta.isnan().any()
+    torch.testing.assert_close(runner.state.theta, expected.theta, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(runner.state.x, expected.x, rtol=1e-9, atol=1e-9)

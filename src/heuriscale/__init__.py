@@ -7,7 +7,7 @@ torch.Size([4])
 """
 
 from .algorithms import APO, DE, FEP, PRS, PSO, Firefly, Algorithm, Kernels, State, algorithm_names, get_algorithm, register_algorithm
-from .engine import Result, Runner, minimize, set_cpu_threads
+from .engine import AskTell, Result, Runner, minimize, set_cpu_threads
 from .problems import (
     NumpyFunction,
     Problem,
@@ -21,12 +21,14 @@ from .version import __version__
 
 __all__ = [
     "minimize",
+    "AskTell",
     "set_cpu_threads",
     "Runner",
     "Result",
     "Problem",
     "TorchFunction",
     "NumpyFunction",
+    "NumbaFunction",
     "ScalarFunction",
     "get_problem",
     "problem_names",
@@ -44,3 +46,12 @@ __all__ = [
     "algorithm_names",
     "register_algorithm",
 ]
+
+
+def __getattr__(name: str):
+    """`hs.NumbaFunction` on first use (it imports Numba, which `import heuriscale` does not need)."""
+    if name == "NumbaFunction":
+        from .problems.compiled import NumbaFunction
+
+        return NumbaFunction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,6 +24,8 @@ Choices (official code over paper text, see ALGORITHMS.md):
 - autotroph pairs: `i = 1: k- = 1, k+ ~ U{2..N}`; `i = N: k- ~ U{1..N-1}, k+ = N`;
   otherwise `k- ~ U{1..i-1}, k+ ~ U{i+1..N}`, drawn independently for each of `np` pairs;
   heterotroph neighbours `(i-k, i+k)` clamped into `1..N`; `eps` is the dtype's epsilon;
+- a pair's weight (7)/(10) is 0 where both its values are infinite (the ratio is undefined;
+  NaN objective values count as +inf), so no candidate is ever NaN;
 - the iteration counter runs `t = 1..T` (the MATLAB loop), `T = max_iters` (taken from the
   engine's budget when not set); past `T` the ratio `t/T` stays at 1.
 """
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, State, check_count, is_real, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_count, is_real, uniform
 from .registry import register_algorithm
 
 
@@ -70,6 +72,14 @@ def heterotroph_pairs(n: int, pairs: int, device) -> tuple[torch.Tensor, torch.T
     i = torch.arange(n, device=device)[:, None]
     k = torch.arange(1, pairs + 1, device=device)[None, :]
     return (i - k).clamp(min=0), (i + k).clamp(max=n - 1)
+
+
+def pair_weights(f_minus: torch.Tensor, f_plus: torch.Tensor, eps: float) -> torch.Tensor:
+    """exp(-|f(X_k-) / (f(X_k+) + eps)|) of (7) and (10); 0 where the ratio is undefined (both
+    values infinite: NaN objective values count as +inf), so that pair pulls nowhere instead
+    of making a NaN candidate."""
+    w = torch.exp(-(f_minus / (f_plus + eps)).abs())
+    return torch.where(w.isnan(), 0.0, w)
 
 
 def _gather_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -106,19 +116,22 @@ class APO(Algorithm):
             raise ValueError(f"apo: pf_max must lie in [0, 1], got {self.pf_max!r}")
         self.np = check_count(self.name, "np", self.np, what=" (neighbour pairs)")
 
-    def init(self, problem: Problem, runs: int) -> APOState:
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
         self.check_dtype(problem.lower.dtype)
-        x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
-        return APOState(x=x, f=problem.evaluate(x), t=torch.zeros((), device=x.device, dtype=x.dtype))
+        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
 
-    def step(self, problem: Problem, s: APOState) -> APOState:
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> APOState:
+        return APOState(x=p.x, f=f, t=torch.zeros((), device=p.x.device, dtype=p.x.dtype))
+
+    def ask(self, problem: Problem, s: APOState) -> Proposal:
         x, f_sorted, x_new, _ = self.candidates(problem, s)
-        x_new = torch.clamp(x_new, problem.lower, problem.upper)
-        f_new = problem.evaluate(x_new)
-        better = f_new < f_sorted  # greedy: strictly better replaces
+        return Proposal(torch.clamp(x_new, problem.lower, problem.upper), parents=x, parents_f=f_sorted)
+
+    def tell(self, problem: Problem, s: APOState, p: Proposal, f: torch.Tensor) -> APOState:
+        better = f < p.parents_f  # greedy: strictly better replaces
         return APOState(
-            x=torch.where(better[..., None], x_new, x),
-            f=torch.where(better, f_new, f_sorted),
+            x=torch.where(better[..., None], p.x, p.parents),
+            f=torch.where(better, f, p.parents_f),
             t=s.t + 1,
         )
 
@@ -162,14 +175,14 @@ class APO(Algorithm):
         # (6), (7): towards a random protozoan j, plus weighted differences of rank pairs.
         j = torch.randint(0, n, (runs, n, 1), device=dev)
         k_minus, k_plus = autotroph_pairs(runs, n, self.np, dev)
-        w_a = torch.exp(-(f_sorted.gather(1, k_minus.reshape(runs, -1)) /
-                          (f_sorted.gather(1, k_plus.reshape(runs, -1)) + eps)).abs()).reshape(runs, n, self.np, 1)  # (7)
+        w_a = pair_weights(f_sorted.gather(1, k_minus.reshape(runs, -1)), f_sorted.gather(1, k_plus.reshape(runs, -1)),
+                           eps).reshape(runs, n, self.np, 1)  # (7)
         pull_a = (w_a * (_gather_rows(x, k_minus) - _gather_rows(x, k_plus))).mean(2)
         x_autotroph = x + f_forage * (_gather_rows(x, j).squeeze(2) - x + pull_a) * m_f  # (6)
 
         # (8), (9), (10): towards a nearby point, plus weighted differences of neighbours.
         i_minus, i_plus = heterotroph_pairs(n, self.np, dev)
-        w_h = torch.exp(-(f_sorted[:, i_minus] / (f_sorted[:, i_plus] + eps)).abs())[..., None]  # (10)
+        w_h = pair_weights(f_sorted[:, i_minus], f_sorted[:, i_plus], eps)[..., None]  # (10)
         pull_h = (w_h * (x[:, i_minus] - x[:, i_plus])).mean(2)
         x_near = (1 + _sign((runs, n, 1), x) * torch.rand_like(x) * (1 - progress)) * x  # (9)
         x_heterotroph = x + f_forage * (x_near - x + pull_h) * m_f  # (8)

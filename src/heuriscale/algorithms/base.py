@@ -5,6 +5,17 @@ state = algo.init(problem, runs)     # tensors with a leading `runs` axis
 state = algo.step(problem, state)    # one iteration: pure tensor code, no host sync
 ```
 
+Each is two halves around one evaluation, which is what an algorithm writes:
+
+```python
+proposal = algo.ask(problem, state)              # the points to evaluate, proposal.x
+state = algo.tell(problem, state, proposal, f)   # their values f taken: the next state
+```
+
+(`ask_init` / `tell_init` for the initial population). `step` is ask, evaluate, tell, so
+the same code serves `minimize`, `AskTell` (objectives evaluated outside the process) and
+the engine's fast paths, as evosax and pycma structure it.
+
 Everything else an algorithm brings is declared once, on its class, and read from there by
 the engine, `auto`, warm-up, the studies, `heuriscale list` and the shared tests:
 
@@ -58,6 +69,19 @@ class Kernels:
         return bool(getattr(self, device_type, False))
 
 
+class Proposal:
+    """What `ask` proposes: the points to evaluate, `x` (runs, n, dim), and by name whatever
+    `tell` needs to take their values (PSO: the new velocities; APO: the sorted parents)."""
+
+    def __init__(self, x: torch.Tensor, **carry: torch.Tensor) -> None:
+        self.x = x
+        self.__dict__.update(carry)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={tuple(v.shape)}" for k, v in vars(self).items())
+        return f"Proposal({fields})"
+
+
 @dataclass
 class State:
     """Every state carries the population `x` (runs, pop, dim) and its fitness `f` (runs, pop)."""
@@ -105,11 +129,39 @@ class Algorithm:
                 )
             self.max_iters = check_size(self.name, "max_iters", self.max_iters)
 
-    def init(self, problem: Problem, runs: int) -> State:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # -- one iteration: two halves around one evaluation -------------------------------------
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
+        """The initial population's points (and what `tell_init` needs with their values)."""
+        raise NotImplementedError(f"{self.name} defines no ask_init(); see docs/adding-an-algorithm.md")
 
-    def step(self, problem: Problem, state: State) -> State:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def tell_init(self, problem: Problem, proposal: Proposal, f: torch.Tensor) -> State:
+        """The first state, given the values `f` (runs, n) of `proposal.x`."""
+        raise NotImplementedError(f"{self.name} defines no tell_init(); see docs/adding-an-algorithm.md")
+
+    def ask(self, problem: Problem, state: State) -> Proposal:
+        """The points this iteration evaluates (and what `tell` needs with their values)."""
+        raise NotImplementedError(f"{self.name} defines no ask(); see docs/adding-an-algorithm.md")
+
+    def tell(self, problem: Problem, state: State, proposal: Proposal, f: torch.Tensor) -> State:
+        """The next state, given the values `f` (runs, n) of `proposal.x`."""
+        raise NotImplementedError(f"{self.name} defines no tell(); see docs/adding-an-algorithm.md")
+
+    def init(self, problem: Problem, runs: int) -> State:
+        """The first state: ask_init, evaluate, tell_init."""
+        proposal = self.ask_init(problem, runs)
+        return self.tell_init(problem, proposal, problem.evaluate(proposal.x))
+
+    def step(self, problem: Problem, state: State) -> State:
+        """One iteration: ask, evaluate, tell."""
+        proposal = self.ask(problem, state)
+        return self.tell(problem, state, proposal, problem.evaluate(proposal.x))
+
+    def asks_and_tells(self) -> bool:
+        """True when the algorithm is written as ask/tell halves (what `AskTell` drives); an
+        algorithm may instead override `init` and `step` whole, which `minimize` still runs."""
+        cls = type(self.stepping())
+        halves = all(getattr(cls, h) is not getattr(Algorithm, h) for h in ("ask_init", "tell_init", "ask", "tell"))
+        return halves and cls.init is Algorithm.init and cls.step is Algorithm.step  # no whole step overriding them
 
     # The engine's evaluation budget: how many points init and each step evaluate per run.
     def evals_per_init(self) -> int:
@@ -191,7 +243,7 @@ class Algorithm:
     def check_dtype(self, dtype: torch.dtype) -> None:
         """Raise a clear error for a real hyper-parameter too large for the run's `dtype`.
 
-        Called by `init`, the first place that knows the dtype: a float32 run cannot hold
+        Called by `ask_init`, the first place that knows the dtype: a float32 run cannot hold
         eta0=1e300 (it would be inf, and the search garbage) or fill a tensor with it.
         """
         largest = torch.finfo(dtype).max

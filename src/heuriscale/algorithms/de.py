@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, State, check_positive, is_real, uniform
+from .base import Algorithm, Proposal, State, check_positive, is_real, uniform
 from .registry import register_algorithm
 
 
@@ -80,12 +80,14 @@ class DE(Algorithm):
         if not (is_real(self.CR) and 0 <= self.CR <= 1):
             raise ValueError(f"de: CR must lie in [0, 1], got {self.CR!r}")
 
-    def init(self, problem: Problem, runs: int) -> State:
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
         self.check_dtype(problem.lower.dtype)
-        x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
-        return State(x=x, f=problem.evaluate(x))
+        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
 
-    def step(self, problem: Problem, s: State) -> State:
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> State:
+        return State(x=p.x, f=f)
+
+    def ask(self, problem: Problem, s: State) -> Proposal:
         runs, n, dim = s.x.shape
         r = distinct_others(runs, n, 3, s.x.device)
         v = _rows(s.x, r[..., 0]) + self.F * (_rows(s.x, r[..., 1]) - _rows(s.x, r[..., 2]))  # (2)
@@ -96,7 +98,8 @@ class DE(Algorithm):
         u = torch.where(take, v, s.x)
         u = torch.where(u < problem.lower, (problem.lower + s.x) / 2, u)  # the midpoint repair
         u = torch.where(u > problem.upper, (problem.upper + s.x) / 2, u)
+        return Proposal(u)
 
-        f_u = problem.evaluate(u)
-        better = f_u < s.f  # selection: strictly better replaces
-        return State(x=torch.where(better[..., None], u, s.x), f=torch.where(better, f_u, s.f))
+    def tell(self, problem: Problem, s: State, p: Proposal, f: torch.Tensor) -> State:
+        better = f < s.f  # selection: strictly better replaces
+        return State(x=torch.where(better[..., None], p.x, s.x), f=torch.where(better, f, s.f))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, State, check_count, check_positive, phase, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_count, check_positive, phase, uniform
 from .registry import register_algorithm
 
 
@@ -83,14 +83,15 @@ class FEP(Algorithm):
         if self.eta_min is not None:
             check_positive(self.name, eta_min=self.eta_min)
 
-    def init(self, problem: Problem, runs: int) -> FEPState:
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
         self.check_dtype(problem.lower.dtype)
-        x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
-        return FEPState(x=x, f=problem.evaluate(x), eta=torch.full_like(x, self.eta0))
+        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
 
-    def step(self, problem: Problem, s: FEPState) -> FEPState:
-        n, dim = s.x.shape[1], s.x.shape[2]
-        tau, tau_prime = learning_rates(dim)
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> FEPState:
+        return FEPState(x=p.x, f=f, eta=torch.full_like(p.x, self.eta0))
+
+    def ask(self, problem: Problem, s: FEPState) -> Proposal:
+        tau, tau_prime = learning_rates(s.x.shape[2])
         with phase("mutation"):
             if self.mutation == "cauchy":
                 delta = torch.empty_like(s.x).cauchy_()
@@ -101,11 +102,14 @@ class FEP(Algorithm):
             eta_child = s.eta * torch.exp(tau_prime * common + tau * torch.randn_like(s.x))
             if self.eta_min is not None:
                 eta_child = eta_child.clamp(min=self.eta_min)
-        f_child = problem.evaluate(x_child)
+        return Proposal(x_child, eta=eta_child)
+
+    def tell(self, problem: Problem, s: FEPState, p: Proposal, f: torch.Tensor) -> FEPState:
+        n, dim = s.x.shape[1], s.x.shape[2]
         with phase("selection"):
-            x_all = torch.cat([s.x, x_child], 1)
-            f_all = torch.cat([s.f, f_child], 1)
-            eta_all = torch.cat([s.eta, eta_child], 1)
+            x_all = torch.cat([s.x, p.x], 1)
+            f_all = torch.cat([s.f, f], 1)
+            eta_all = torch.cat([s.eta, p.eta], 1)
             keep = survivors(tournament_wins(f_all, self.q), f_all, n)
             rows = keep[..., None].expand(-1, -1, dim)
             return FEPState(x=x_all.gather(1, rows), f=f_all.gather(1, keep), eta=eta_all.gather(1, rows))

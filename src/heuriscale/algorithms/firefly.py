@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, State, check_count, is_real, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_count, is_real, uniform
 from .registry import register_algorithm
 
 #: Attractor tile when `tile` is not set: about this many pair weights per tile and run set.
@@ -84,10 +84,12 @@ class Firefly(Algorithm):
         if self.tile is not None:
             self.tile = check_count(self.name, "tile", self.tile)
 
-    def init(self, problem: Problem, runs: int) -> State:
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
         self.check_dtype(problem.lower.dtype)
-        x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
-        return State(x=x, f=problem.evaluate(x))
+        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
+
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> State:
+        return State(x=p.x, f=f)
 
     def _tile(self, runs: int, n: int) -> int:
         """Attractors per tile: `tile`, else about PAIRS_PER_TILE pair weights per tile."""
@@ -101,16 +103,17 @@ class Firefly(Algorithm):
             pairs = 6 * runs * n * self._tile(runs, n)
         return super().memory_bytes(runs, dim, itemsize) + pairs * itemsize
 
-    def step(self, problem: Problem, s: State) -> State:
+    def ask(self, problem: Problem, s: State) -> Proposal:
         if self.update == "sequential":
-            x = self._sequential_move(problem, s)
-        else:
-            runs, n, _ = s.x.shape
-            pull, has_brighter = attraction(s.x, s.f, self.beta0, self.gamma, self._tile(runs, n))
-            noise = self.alpha * (2.0 * torch.rand_like(s.x) - 1.0)
-            x = s.x + pull + torch.where(has_brighter[..., None], noise, 0.0)
-            x = torch.clamp(x, problem.lower, problem.upper)
-        return State(x=x, f=problem.evaluate(x))
+            return Proposal(self._sequential_move(problem, s))
+        runs, n, _ = s.x.shape
+        pull, has_brighter = attraction(s.x, s.f, self.beta0, self.gamma, self._tile(runs, n))
+        noise = self.alpha * (2.0 * torch.rand_like(s.x) - 1.0)
+        x = s.x + pull + torch.where(has_brighter[..., None], noise, 0.0)
+        return Proposal(torch.clamp(x, problem.lower, problem.upper))
+
+    def tell(self, problem: Problem, s: State, p: Proposal, f: torch.Tensor) -> State:
+        return State(x=p.x, f=f)  # every firefly moves: no selection
 
     def _sequential_move(self, problem: Problem, s: State) -> torch.Tensor:
         runs, n, dim = s.x.shape

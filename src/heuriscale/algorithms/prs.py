@@ -16,7 +16,10 @@ Choices (measured against paper 000's tables, see ALGORITHMS.md; do not "fix" th
 - `delta` in (10) is the population mean (paper 000's reduction kernel), (9) is per ray;
 - (10) takes its arguments as radians, as paper 000's implementation evaluates it, while
   (11) converts `E` and `A` from degrees; `theta` comes back from the arcsine in degrees;
-- the radicand of (11) is clamped at 0 and the arcsine argument to [-1, 1];
+- the radicand of (11) is clamped at 0 and the arcsine argument to [-1, 1]; where they are
+  NaN (an infinite deviation: NaN objective values count as +inf) the radicand is 0 and the
+  argument -1, as the CUDA kernel's fmax/fmin clamps (and the CPU kernel) take them, so a
+  ray is never NaN;
 - angles map onto the box (clipping only undoes rounding); initial angles are uniform on
   (-90, 90), a uniform population in the box (paper 000, section 3.1);
 - `t` counts from 0, `T = max_iters` (taken from the engine's budget when not set);
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, State, check_positive
+from .base import Algorithm, Kernels, Proposal, State, check_positive
 from .registry import register_algorithm
 
 
@@ -68,17 +71,19 @@ class PRS(Algorithm):
         super().__post_init__()
         check_positive(self.name, alpha=self.alpha)
 
-    def init(self, problem: Problem, runs: int) -> PRSState:
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
         self.check_dtype(problem.lower.dtype)
         lb, ub = problem.lower, problem.upper
         dev, dt = lb.device, lb.dtype
         theta = 180.0 * torch.rand(runs, self.pop_size, problem.dim, device=dev, dtype=dt) - 90.0
         lo, hi = lb.max(), ub.min()
         apex = lo + (hi - lo) * (15.0 + 75.0 * torch.rand(runs, device=dev, dtype=dt))  # (8)
-        x = to_box(theta, lb, ub)
-        return PRSState(x=x, f=problem.evaluate(x), theta=theta, apex=apex, t=torch.zeros((), device=dev, dtype=dt))
+        return Proposal(to_box(theta, lb, ub), theta=theta, apex=apex)
 
-    def step(self, problem: Problem, s: PRSState) -> PRSState:
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> PRSState:
+        return PRSState(x=p.x, f=f, theta=p.theta, apex=p.apex, t=torch.zeros((), device=f.device, dtype=p.x.dtype))
+
+    def ask(self, problem: Problem, s: PRSState) -> Proposal:
         delta = s.f  # deviations of the current rays
         A = s.apex[:, None, None]
         mu = torch.sin((A + delta.mean(-1)[:, None, None]) / 2) / torch.sin(A / 2)  # (10), radians
@@ -86,10 +91,13 @@ class PRS(Algorithm):
         E_rad, A_rad = torch.deg2rad(E), torch.deg2rad(A)
         r = 2.0 * torch.rand_like(s.theta) - 1.0
         sin_E = torch.sin(E_rad)
-        radicand = (mu * mu - sin_E * sin_E).clamp(min=0.0)
+        radicand = mu * mu - sin_E * sin_E
+        radicand = torch.where(radicand > 0, radicand, 0.0)  # NaN (an infinite deviation) -> 0
         arg = -sin_E * torch.cos(A_rad) + r * torch.sin(A_rad) * radicand.sqrt()
-        theta = torch.rad2deg(torch.asin(arg.clamp(-1.0, 1.0)))  # (11)
+        arg = torch.where(arg >= -1, arg.clamp(max=1.0), -1.0)  # NaN -> -1, as the kernels clamp
+        theta = torch.rad2deg(torch.asin(arg))  # (11)
         apex = s.apex * torch.exp(-self.alpha * s.t / self.max_iters)  # (12)
+        return Proposal(to_box(theta, problem.lower, problem.upper), theta=theta, apex=apex)
 
-        x = to_box(theta, problem.lower, problem.upper)
-        return PRSState(x=x, f=problem.evaluate(x), theta=theta, apex=apex, t=s.t + 1)
+    def tell(self, problem: Problem, s: PRSState, p: Proposal, f: torch.Tensor) -> PRSState:
+        return PRSState(x=p.x, f=f, theta=p.theta, apex=p.apex, t=s.t + 1)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, State, check_finite, check_nonnegative, check_positive, take_rows, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_finite, check_nonnegative, check_positive, take_rows, uniform
 from .registry import register_algorithm
 
 
@@ -67,32 +67,35 @@ class PSO(Algorithm):
         span = problem.upper - problem.lower
         return span if self.vmax is None else torch.full_like(span, self.vmax)
 
-    def init(self, problem: Problem, runs: int) -> PSOState:
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
         self.check_dtype(problem.lower.dtype)
         x = uniform(problem.lower, problem.upper, (runs, self.pop_size))
         v = (problem.lower - x) + (problem.upper - problem.lower) * torch.rand_like(x)
-        f = problem.evaluate(x)
+        return Proposal(x, v=v)
+
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> PSOState:
         best = f.argmin(-1)
         return PSOState(
-            x=x, f=f, v=v, pbest_x=x, pbest_f=f,
-            gbest_x=take_rows(x, best), gbest_f=f.gather(1, best[:, None]).squeeze(1),
+            x=p.x, f=f, v=p.v, pbest_x=p.x, pbest_f=f,
+            gbest_x=take_rows(p.x, best), gbest_f=f.gather(1, best[:, None]).squeeze(1),
         )
 
-    def step(self, problem: Problem, s: PSOState) -> PSOState:
+    def ask(self, problem: Problem, s: PSOState) -> Proposal:
         r1 = torch.rand_like(s.x)
         r2 = torch.rand_like(s.x)
         vmax = self.velocity_limit(problem)
         v = self.w * s.v + self.c1 * r1 * (s.pbest_x - s.x) + self.c2 * r2 * (s.gbest_x[:, None] - s.x)  # (2)
         v = torch.clamp(v, -vmax, vmax)
         x = torch.clamp(s.x + v, problem.lower, problem.upper)  # (3)
-        f = problem.evaluate(x)
+        return Proposal(x, v=v)
 
+    def tell(self, problem: Problem, s: PSOState, p: Proposal, f: torch.Tensor) -> PSOState:
         improved = f < s.pbest_f
         pbest_f = torch.where(improved, f, s.pbest_f)
-        pbest_x = torch.where(improved[..., None], x, s.pbest_x)
+        pbest_x = torch.where(improved[..., None], p.x, s.pbest_x)
         best = pbest_f.argmin(-1)
         return PSOState(
-            x=x, f=f, v=v, pbest_x=pbest_x, pbest_f=pbest_f,
+            x=p.x, f=f, v=p.v, pbest_x=pbest_x, pbest_f=pbest_f,
             gbest_x=take_rows(pbest_x, best), gbest_f=pbest_f.gather(1, best[:, None]).squeeze(1),
         )
 

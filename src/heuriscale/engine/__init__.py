@@ -10,14 +10,16 @@ The modules, one concern each:
     islands.py      one run set over the ranks of a torchrun job, with migration
     checkpoint.py   checkpoints: atomic I/O, a runner's state taken and given back
     guard.py        the NaN policy;  history.py  sampled best-so-far;  progress.py  the bar
+    ask_tell.py     `AskTell`: the caller evaluates what ask() gives and tell()s the values
     result.py       `Result`;  warmup.py  kernels built ahead of time;  device.py, rng.py,
     distributed.py, profile.py, arguments.py  devices, streams, process groups, phases, checks
 """
 
+from .ask_tell import AskTell
 from .device import resolve_device, resolve_dtype, set_cpu_threads
 from .minimizer import minimize
 from .result import Result
 from .runner import Runner
 from .warmup import warm_up
 
-__all__ = ["Result", "Runner", "minimize", "resolve_device", "resolve_dtype", "set_cpu_threads", "warm_up"]
+__all__ = ["AskTell", "Result", "Runner", "minimize", "resolve_device", "resolve_dtype", "set_cpu_threads", "warm_up"]

@@ -45,3 +45,17 @@ def check_real(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise ValueError(f"{name} must be a number, got {value!r}")
     return float(value)
+
+
+def steps_allowed(algorithm: Algorithm, iters: int | None, evals: int | None) -> float:
+    """The iterations a budget of `iters` iterations and `evals` evaluations per run allows
+    (the first reached; inf without either): `evals` pays for the initial population first."""
+    steps = math.inf if iters is None else iters
+    if evals is not None:
+        if evals < algorithm.evals_per_init():
+            raise ValueError(
+                f"evals={evals} is less than one initial population ({algorithm.evals_per_init()} evaluations "
+                f"for pop_size={algorithm.pop_size}): raise evals or lower pop_size"
+            )
+        steps = min(steps, (evals - algorithm.evals_per_init()) // algorithm.evals_per_step())
+    return steps

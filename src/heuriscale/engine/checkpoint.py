@@ -135,6 +135,8 @@ def restore(runner, saved: dict, source: str = "checkpoint") -> None:
     runner._extra.update(json.loads(saved["extra"]))
     runner.setup_time = saved["setup_time"]
     runner._stepper = None
+    if runner._kernels is None and runner.engine in ("fused", "native"):  # a runner made with start=False
+        runner._prepare_kernels()
     if same_device:
         runner._rng.set_state(saved["rng"])
         if runner._kernels is not None:

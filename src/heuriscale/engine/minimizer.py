@@ -21,7 +21,7 @@ from ..interrupt import Interrupted, interruptible
 from ..problems import Problem
 from . import auto
 from . import checkpoint as checkpoints
-from .arguments import as_algorithm, check_count, check_real
+from .arguments import as_algorithm, check_count, check_real, steps_allowed
 from .device import memory_errors, resolve_device, synchronize
 from .graph import DEFAULT_CHUNK
 from .profile import PhaseTimer
@@ -100,14 +100,7 @@ def minimize(
         raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
 
     algo = as_algorithm(algorithm)
-    max_steps = math.inf if iters is None else iters
-    if evals is not None:
-        if evals < algo.evals_per_init():
-            raise ValueError(
-                f"evals={evals} is less than one initial population ({algo.evals_per_init()} evaluations "
-                f"for pop_size={algo.pop_size}): raise evals or lower pop_size"
-            )
-        max_steps = min(max_steps, (evals - algo.evals_per_init()) // algo.evals_per_step())
+    max_steps = steps_allowed(algo, iters, evals)
     algo = algo.with_horizon(max_steps)
     saved = None
     if resume is not None:

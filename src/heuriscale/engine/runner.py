@@ -60,7 +60,10 @@ class Runner:
         islands: bool | None = None,
         migrate_every: int | None = None,
         migrants: int = 1,
+        start: bool = True,
     ) -> None:
+        """`start=False` sets the run set up without evaluating its initial population:
+        `start(state)` then takes one made elsewhere (`AskTell`, whose caller evaluates)."""
         self.runs = check_count("runs", runs, required=True)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
@@ -86,23 +89,41 @@ class Runner:
 
         self._extra: dict = {}
         self._extra_evals = 0
+        self._kernels = None  # the fused (CUDA) or native (CPU) iteration, when the engine is one of them
+        self.state: State | None = None
+        self.iteration = 0
+        self._history = History()
         synchronize(self.device)
         self._t0 = time.perf_counter()
-        with self._rng, torch.no_grad(), memory_errors(self.device, self.dtype, self.what):
-            self.state = self.algorithm.init(self._guarded, self.runs)
-        self._check_state(self.state)
-        self.iteration = 0
+        if engine == "auto":
+            self._extra["engine_reason"] = "Runner(engine='auto') has no step budget: the fastest path there is"
+        if start:
+            with self._rng, torch.no_grad(), memory_errors(self.device, self.dtype, self.what):
+                state = self.algorithm.init(self._guarded, self.runs)
+            self.start(state)
+
+    def start(self, state: State) -> None:
+        """Begin the runs from their initial population `state` (iteration 0)."""
+        self._check_state(state)
+        self.state = state
         self._it = torch.zeros((), device=self.device, dtype=torch.int64)
         best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
         hit = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
         self.best_x, self._hit_iter, self.best_f = self._track(self.state, self.state.x[:, 0], hit, self._it, best_f)
         self._history = History()
         self._history.record(0, self.best_f)
-        self._kernels = None  # the fused (CUDA) or native (CPU) iteration, when the engine is one of them
         if self.engine in ("fused", "native"):
             self._prepare_kernels()
-        if engine == "auto":
-            self._extra["engine_reason"] = "Runner(engine='auto') has no step budget: the fastest path there is"
+
+    def accept(self, state: State) -> None:
+        """Take `state` as the next iteration's (made by ask/tell outside the engine's step):
+        best-so-far, counts and history as a step keeps them."""
+        self._check_state(state)
+        self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._accept(
+            state, self.best_x, self._hit_iter, self._it, self.best_f)
+        self.iteration += 1
+        if self._history.due(self.iteration):
+            self._history.record(self.iteration, self.best_f)
 
     def _align_chunk(self) -> None:
         """Graph engines replay whole chunks: make migrations fall on chunk boundaries."""
@@ -246,11 +267,15 @@ class Runner:
     def _advance(self, state, best_x, hit, it, best_f, record=None):
         """One iteration as a pure function: the algorithm's step, then best-so-far tracking
         (copied into `record` when given: a graph's per-step history row)."""
-        state = self.algorithm.step(self._guarded, state)
+        carry = self._accept(self.algorithm.step(self._guarded, state), best_x, hit, it, best_f)
+        if record is not None:
+            record.copy_(carry[-1])
+        return carry
+
+    def _accept(self, state, best_x, hit, it, best_f):
+        """The bookkeeping after an iteration that made `state`: its count, best-so-far, target."""
         it = it + 1
         best_x, hit, best_f = self._track(state, best_x, hit, it, best_f)
-        if record is not None:
-            record.copy_(best_f)
         return state, best_x, hit, it, best_f
 
     def _track(self, state: State, best_x, hit, it, best_f):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..algorithms.base import Algorithm, State, take_rows
+from ..algorithms.base import Algorithm, Proposal, State, take_rows
 from ..problems.base import Problem
 from .bfgs import BFGS
 
@@ -35,11 +35,23 @@ class Hybrid(Algorithm):
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or not 0 <= self.top_k <= self.pop_size:
             raise ValueError(f"hybrid: top_k must be an integer in 0..pop_size={self.pop_size}, got {self.top_k!r}")
 
-    def init(self, problem: Problem, runs: int) -> State:
+    def init(self, problem: Problem, runs: int) -> State:  # the wrapped one's, halves or whole
         return self.algorithm.init(problem, runs)
 
     def step(self, problem: Problem, state: State) -> State:
         return self.algorithm.step(problem, state)
+
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
+        return self.algorithm.ask_init(problem, runs)
+
+    def tell_init(self, problem: Problem, proposal: Proposal, f: torch.Tensor) -> State:
+        return self.algorithm.tell_init(problem, proposal, f)
+
+    def ask(self, problem: Problem, state: State) -> Proposal:
+        return self.algorithm.ask(problem, state)
+
+    def tell(self, problem: Problem, state: State, proposal: Proposal, f: torch.Tensor) -> State:
+        return self.algorithm.tell(problem, state, proposal, f)
 
     def stepping(self) -> Algorithm:
         return self.algorithm.stepping()

@@ -199,6 +199,7 @@ __all__ = [
     "Rotated",
     "TorchFunction",
     "NumpyFunction",
+    "NumbaFunction",
     "ScalarFunction",
     "get_problem",
     "register_problem",
@@ -206,3 +207,12 @@ __all__ = [
     "check_fitness",
     "make_bounds",
 ]
+
+
+def __getattr__(name: str):
+    """`NumbaFunction` on first use: it imports Numba, which `import heuriscale` does not need."""
+    if name == "NumbaFunction":
+        from .compiled import NumbaFunction
+
+        return NumbaFunction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -81,7 +81,14 @@ class _HostFunction(Problem):
         raise NotImplementedError
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
-        rows = x.detach().reshape(-1, self.dim).cpu().numpy()
+        values = self.values_of_rows(x.detach().reshape(-1, self.dim).cpu().numpy())
+        f = torch.from_numpy(values).to(device=x.device, dtype=x.dtype)
+        return f.reshape(x.shape[:-1])
+
+    def values_of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The objective of the points `rows` (n, D), a NumPy array on the host, as float64
+        values (n,): what `evaluate` does without torch (the native CPU kernels call it
+        between their calls, on views of their own buffers)."""
         try:
             raw = self._evaluate_rows(rows)
         except _PASS_THROUGH:
@@ -90,9 +97,7 @@ class _HostFunction(Problem):
             raise fitness_error(self.name, bad.what, rows.shape, "one real number per point") from None
         except Exception as exc:
             raise _raised(self.name, exc, rows.shape) from exc
-        values = _real_array(raw, self.name, rows.shape)
-        f = torch.from_numpy(values).to(device=x.device, dtype=x.dtype)
-        return f.reshape(x.shape[:-1])
+        return _real_array(raw, self.name, rows.shape)
 
 
 class _BadValue(Exception):

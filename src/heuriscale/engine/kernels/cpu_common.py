@@ -26,6 +26,7 @@ import torch
 from numba import njit
 
 from . import native_loaded
+from ...problems.base import check_fitness
 from .cpu_objectives import inline_objective
 
 #: Individuals of one run per block of parallel work (one block's best is kept per call).
@@ -122,6 +123,21 @@ class NativeIteration:
         self.spare = None
         self.given_r: torch.Tensor | None = None  # test hook: the eager step's random numbers
         self._scratch: dict = {}
+        self._views: dict = {}
+        self._f_in: np.ndarray | None = None  # the values of problems evaluated between kernel calls
+
+    def view(self, t: torch.Tensor, shape: tuple[int, ...] | None = None) -> np.ndarray:
+        """`native_view(t)` (reshaped to `shape`), kept per tensor: one costs about a
+        microsecond, and a launch takes a dozen or more, which small populations feel (a
+        problem evaluated between kernel calls launches twice per iteration)."""
+        key = (id(t), shape)
+        entry = self._views.get(key)
+        if entry is None or entry[0] is not t:
+            if len(self._views) > 64:  # tensors replaced (checkpoints, migration): forget the old ones
+                self._views.clear()
+            view = native_view(t)
+            entry = self._views[key] = (t, view if shape is None else view.reshape(shape))
+        return entry[1]
 
     @staticmethod
     def prepare(state):
@@ -171,11 +187,29 @@ class NativeIteration:
         the state (the same object, or the other buffers for synchronous updates)."""
         if self.fitness:
             return self._launch(s, best_x, hit, it, best_f, steps, record, True, True, None)
+        rows = native_view(record)  # a NumPy row per step, without a torch slice for each
         for k in range(steps):  # other objectives: between a move call and a select call
-            s = self._launch(s, best_x, hit, it, best_f, 1, record[k:k + 1], True, False, None)
-            f_in = self.problem.evaluate(self.moved(s))
-            s = self._launch(s, best_x, hit, it, best_f, 1, record[k:k + 1], False, True, f_in)
+            s = self._launch(s, best_x, hit, it, best_f, 1, rows[k:k + 1], True, False, None)
+            f_in = self.evaluate_moved(s)
+            s = self._launch(s, best_x, hit, it, best_f, 1, rows[k:k + 1], False, True, f_in)
         return s
+
+    def evaluate_moved(self, s) -> np.ndarray:
+        """The values of the points a move call wrote, by the run set's problem, into one flat
+        buffer the select call reads. The select call counts NaN values and takes them as
+        +inf (the engine's guard, done in the kernel). Host objectives (NumPy, scalar Python)
+        get a NumPy view of the points, with no torch round trip."""
+        x = self.moved(s)
+        problem = self.problem.inner
+        if self._f_in is None or self._f_in.shape[0] != x.shape[0] * x.shape[1]:
+            self._f_in = np.empty(x.shape[0] * x.shape[1], dtype=native_view(x).dtype)
+        rows_of = getattr(problem, "values_of_rows", None)
+        if rows_of is not None:
+            self._f_in[:] = rows_of(self.view(x, (-1, self.dim)))
+        else:
+            f = check_fitness(problem.evaluate(x), x, problem.name)
+            self._f_in[:] = native_view(f.detach().reshape(-1))
+        return self._f_in
 
     def other_buffers(self, s):
         """Buffers like s's for an update that reads s while it writes the next population: the
@@ -189,15 +223,18 @@ class NativeIteration:
         """The points a move call wrote, for the problem to evaluate (default: s.x)."""
         return s.x
 
-    @staticmethod
-    def values_in(s, f_in) -> np.ndarray:
-        """The objective values a select call reads (flat, one per row): the problem's, or a
-        placeholder when the kernel computes them inline."""
-        return native_view((s.f if f_in is None else f_in).contiguous()).reshape(-1)
+    def values_in(self, s, f_in) -> np.ndarray:
+        """The objective values a select call reads (flat, one per row): the problem's
+        (`evaluate_moved`), or a placeholder when the kernel computes them inline."""
+        if isinstance(f_in, np.ndarray):
+            return f_in
+        return self.view((s.f if f_in is None else f_in).contiguous(), (-1,))
 
     def common_args(self, best_x, hit, it, best_f, record):
-        """The bookkeeping arguments every kernel takes, as NumPy views."""
-        return (native_view(best_x), native_view(best_f), native_view(hit), native_view(it),
-                0.0 if self.target is None else float(self.target), self.target is not None, native_view(record),
-                self.block_f, self.block_i, self.block_nan, self.nan_evals, native_view(self.counter), self.seed)
+        """The bookkeeping arguments every kernel takes, as NumPy views (`record` may be one)."""
+        v = self.view
+        record = record if isinstance(record, np.ndarray) else native_view(record)
+        return (v(best_x), v(best_f), v(hit), v(it), 0.0 if self.target is None else float(self.target),
+                self.target is not None, record, self.block_f, self.block_i, self.block_nan, self.nan_evals,
+                v(self.counter), self.seed)
 

@@ -1,6 +1,7 @@
 """The objectives the native CPU kernels compute inline, one row at a time (Numba): the
 built-in classic functions, the spring design (penalty or Deb handling) and Otsu
-thresholding, each equal to its torch problem. Any other problem is evaluated by the
+thresholding, each equal to its torch problem, and a user's `NumbaFunction` (called through
+a function pointer, see problems/compiled.py). Any other problem is evaluated by the
 engine between two calls of the same kernel (`move=True, select=False`, then
 `move=False, select=True`): `inline_objective` says which.
 """
@@ -14,6 +15,7 @@ import torch
 from numba import njit
 
 from ...problems import classic
+from ...problems.compiled import call_point, call_row
 from ...problems.classic import ClassicProblem
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluated by the problem".
@@ -25,19 +27,24 @@ INLINE = {
 }
 
 
-#: Application problems computed inside the kernels from their data (`inline_objective`).
-SPRING_PENALTY, SPRING_DEB, OTSU = 17, 18, 19
+#: Application problems computed inside the kernels from their data (`inline_objective`), and
+#: a user's compiled objective (`NumbaFunction`, called through its address in fdata[0]).
+SPRING_PENALTY, SPRING_DEB, OTSU, USER = 17, 18, 19, 20
 
 
 def inline_objective(problem) -> tuple[int, np.ndarray]:
     """(fid, fdata): the objective the kernels compute inline, 0 for one the engine evaluates
     between kernel calls, and the float64 data it reads: the spring design's penalty weight
     or Deb offset, Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps
-    them). Exact types only: a subclass may change the objective."""
+    them), a NumbaFunction's compiled wrapper for the run's dtype (its address). Exact types
+    only: a subclass may change the objective."""
+    from ...problems.compiled import NumbaFunction
     from ...problems.constraints import Constrained
     from ...problems.engineering import SpringDesign
     from ...problems.otsu import OtsuThresholding
 
+    if type(problem) is NumbaFunction:  # its address, exactly: user-space addresses are below 2^53
+        return USER, np.array([float(problem.address(problem.lower.dtype))])
     if type(problem) is ClassicProblem:
         return INLINE.get(problem.fn, 0), NO_DATA
     if type(problem) is Constrained and type(problem.inner) is SpringDesign:
@@ -147,6 +154,8 @@ def objective(fid, x, fdata):
         return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
     if fid == OTSU:
         return otsu(x, fdata)
+    if fid == USER:
+        return call_point(np.int64(fdata[0]), x)
     return spring(x, fid == SPRING_PENALTY, fdata[0])
 
 
@@ -191,10 +200,19 @@ def otsu(x, sums):
 
 
 @njit(cache=True, inline="always")
+def value_of(fid, x, fdata):
+    """`objective(fid, x, fdata)`, with a user's compiled function called straight through its
+    pointer (not through `objective`'s call and chain of cases: 30 ns a point at 32 x 2)."""
+    if fid == USER:
+        return call_point(np.int64(fdata[0]), x)
+    return objective(fid, x, fdata)
+
+
+@njit(cache=True, inline="always")
 def new_value(fid, fdata, x, f_in, row):
     """The row's objective value, NaN -> +inf (and whether it was NaN): inline, or for
     fid == 0 the one the engine's (already guarded) problem wrote to f_in."""
-    f = objective(fid, x, fdata) if fid else np.float64(f_in[row])
+    f = value_of(fid, x, fdata) if fid else np.float64(f_in[row])
     if f != f:
         return math.inf, 1
     return f, 0
@@ -215,9 +233,13 @@ def block_values(fid, fdata, xs, dim, f_in, row0, vals):
         if fid == 2:
             for i in range(rows):
                 vals[i] = math.sqrt(vals[i])
+    elif fid == USER:  # through the pointer, with no slice made per point
+        address = np.int64(fdata[0])
+        for i in range(rows):
+            vals[i] = call_row(address, xs, i * dim, dim)
     elif fid:
         for i in range(rows):
-            vals[i] = objective(fid, xs[i * dim:(i + 1) * dim], fdata)
+            vals[i] = value_of(fid, xs[i * dim:(i + 1) * dim], fdata)
     else:
         for i in range(rows):
             vals[i] = f_in[row0 + i]

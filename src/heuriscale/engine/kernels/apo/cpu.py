@@ -42,7 +42,7 @@ import torch
 from numba import njit, prange
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
-from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -192,8 +192,9 @@ def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress
             kind = HETEROTROPH
             for p in range(n_pairs):  # neighbours i-k, i+k clamped into 1..N, (8)
                 pair_rows[p, 0], pair_rows[p, 1] = order[max(rank - p - 1, 0)], order[min(rank + p + 1, n - 1)]
-        for p in range(n_pairs):  # (7) or (10)
-            pair_w[p] = math.exp(-abs(np.float64(f[pair_rows[p, 0]]) / (f[pair_rows[p, 1]] + eps)))
+        for p in range(n_pairs):  # (7) or (10); 0 for two infinite values (the eager step's pair_weights)
+            w = math.exp(-abs(np.float64(f[pair_rows[p, 0]]) / (f[pair_rows[p, 1]] + eps)))
+            pair_w[p] = w if w == w else 0.0
     dense = dim >= DENSE_DIM
     if dense:
         _mask_words(picks, drawn, key, row, step, ones)
@@ -302,7 +303,6 @@ class NativeAPO(NativeIteration):
         self.pair_rows = np.empty((jobs, algorithm.np, 2), np.int64)
         self.pair_w = np.empty((jobs, algorithm.np), np.float64)
         self._other: tuple[torch.Tensor, torch.Tensor] | None = None  # the buffers a select writes
-        self._views: dict[int, tuple[torch.Tensor, np.ndarray]] = {}
 
     def _spare(self, s) -> APOState:
         """The other population buffers (never the state's own: prepare clones, we swap)."""
@@ -312,7 +312,7 @@ class NativeAPO(NativeIteration):
         return APOState(x=other[0], f=other[1], t=s.t)
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
-        other, v = self._spare(s), self._view
+        other, v = self._spare(s), self.view
         f_in = v(s.f).reshape(-1) if f_in is None else self.values_in(s, f_in)
         self.kernel(_steps)(
             v(s.x), v(s.f), v(other.x), v(other.f), v(s.t), v(self.cand), self.order, self.renew, self.kinds,
@@ -324,22 +324,6 @@ class NativeAPO(NativeIteration):
             return other
         self._other = (other.x, other.f)
         return s
-
-    def _view(self, t: torch.Tensor) -> np.ndarray:
-        """native_view, kept per tensor: one costs about 1.5 us, and a launch takes 15 of them
-        (problems evaluated between kernel calls launch twice per iteration)."""
-        entry = self._views.get(id(t))
-        if entry is None or entry[0] is not t:
-            if len(self._views) > 32:  # tensors replaced (checkpoints, migration): forget the old ones
-                self._views.clear()
-            entry = self._views[id(t)] = (t, native_view(t))
-        return entry[1]
-
-    def common_args(self, best_x, hit, it, best_f, record):
-        v = self._view
-        return (v(best_x), v(best_f), v(hit), v(it), 0.0 if self.target is None else float(self.target),
-                self.target is not None, native_view(record), self.block_f, self.block_i, self.block_nan,
-                self.nan_evals, v(self.counter), self.seed)
 
     def moved(self, s) -> torch.Tensor:
         return self.cand

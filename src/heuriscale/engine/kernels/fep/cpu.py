@@ -54,8 +54,8 @@ import torch
 from numba import njit, prange
 
 from ....algorithms.fep import learning_rates
-from ..cpu_common import BLOCK_ROWS, NativeIteration, kernel, native_view, track_best
-from ..cpu_objectives import objective
+from ..cpu_common import BLOCK_ROWS, NativeIteration, kernel, track_best
+from ..cpu_objectives import value_of
 from ..cpu_random import philox, uniform
 from .cpu_math import box_muller, cauchy, cos_turns, fast_exp, fast_sin, pi_error
 
@@ -198,7 +198,7 @@ def _values(fid, fdata, fast, x, f, p0, p1, terms):
     dim = x.shape[1]
     if not fast or fid not in (1, 3, 6, 10):
         for p in range(p0, p1):
-            f[p] = objective(fid, x[p], fdata)
+            f[p] = value_of(fid, x[p], fdata)
         return
     _terms(fid, x[p0:p1].reshape(-1), terms)
     summed, offset = (dim - 1, 0.0) if fid == 6 else (dim, 10.0 * dim if fid == 3 else 0.0)
@@ -387,11 +387,11 @@ class NativeFEP(NativeIteration):
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         out = self.other_buffers(s)
         none = np.empty((0, 0, 0, 0), self.union_f.dtype)
-        given_r, drawn_r = (none if t is None else native_view(t) for t in (self.given_r, self.drawn_r))
-        opponents = np.empty((0, 0), np.int64) if self.given_opponents is None else native_view(self.given_opponents)
+        v = self.view
+        given_r, drawn_r = (none if t is None else v(t) for t in (self.given_r, self.drawn_r))
+        opponents = np.empty((0, 0), np.int64) if self.given_opponents is None else v(self.given_opponents)
         flips = self.kernel(_generations)(
-            native_view(s.x), native_view(s.eta), native_view(s.f), native_view(out.x), native_view(out.eta),
-            native_view(out.f), native_view(self.child_x), native_view(self.child_eta), native_view(self.child_f),
+            v(s.x), v(s.eta), v(s.f), v(out.x), v(out.eta), v(out.f), v(self.child_x), v(self.child_eta), v(self.child_f),
             self.union_f, self.wins, self.keep, self.scratch, self.opponents, self.lower_rows, self.upper_rows,
             *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in), self.fitness,
             self.fdata, self.fast, self.half, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))

@@ -33,7 +33,7 @@ import torch
 from numba import njit, prange
 
 from .. import cpu_common
-from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform, word_pair
 
@@ -242,17 +242,17 @@ class NativeFirefly(NativeIteration):
         return compiled.parallel if big and cpu_common.threads() > 1 else compiled.serial
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
-        x = native_view(s.x)
+        v = self.view
+        x = v(s.x)
         given = self.given_r
-        given = native_view(given) if given is not None else np.empty((0,) * (5 if self.sequential else 4), x.dtype)
+        given = v(given) if given is not None else np.empty((0,) * (5 if self.sequential else 4), x.dtype)
         common = (*self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata, self.half, steps, move, select,
                   *self.common_args(best_x, hit, it, best_f, record))
         if self.sequential:
-            self.kernel(_sequential)(x, native_view(s.f), self.lower, self.upper, *common)
+            self.kernel(_sequential)(x, v(s.f), self.lower, self.upper, *common)
             return s
         out = self.other_buffers(s) if move else s
-        self.kernel(_synchronous)(x, native_view(s.f), native_view(out.x), native_view(out.f), self.sq, self.xt,
-                                  self.lower, self.upper, *common)
+        self.kernel(_synchronous)(x, v(s.f), v(out.x), v(out.f), self.sq, self.xt, self.lower, self.upper, *common)
         if move and steps % 2:  # the new population is in out
             self.spare, s = s, out
         elif move:

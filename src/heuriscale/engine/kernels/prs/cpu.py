@@ -304,6 +304,7 @@ class NativePRS(NativeIteration):
                       *(native_view(v.repeat(BLOCK_ROWS)) for v in (lower, upper - lower, upper)))
         scalar = torch.empty(0, dtype=dtype).numpy().dtype.type
         self.deg = scalar(math.pi / 180)  # eager's deg2rad, in the run's dtype
+        self.no_r = np.empty((0, 0, 0), self.block_f.dtype)  # given_r's placeholder
 
     def prepare(self, state):
         state = super().prepare(state)
@@ -311,12 +312,12 @@ class NativePRS(NativeIteration):
         return state
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
-        flat = (self.runs, self.pop * self.dim)
-        theta, x = native_view(s.theta).reshape(flat), native_view(s.x).reshape(flat)
+        v, flat = self.view, (self.runs, self.pop * self.dim)
+        theta, x = v(s.theta, flat), v(s.x, flat)
         given = self.given_r
-        given = native_view(given).reshape(given.shape[0], *flat) if given is not None else np.empty((0, 0, 0), x.dtype)
+        given = v(given, (given.shape[0], *flat)) if given is not None else self.no_r
         self.kernel(_steps)(
-            theta, x, native_view(s.f), native_view(s.apex), native_view(s.t), native_view(self.mean), self.prism,
+            theta, x, v(s.f), v(s.apex), v(s.t), v(self.mean), self.prism,
             *self.lanes, self.alpha, self.T, self.deg, given, self.values_in(s, f_in), self.fitness, self.fdata,
             self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, x.dtype), steps, move, select,
             self.block_s, *self.common_args(best_x, hit, it, best_f, record))

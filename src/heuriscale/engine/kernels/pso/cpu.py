@@ -112,15 +112,16 @@ class NativePSO(NativeIteration):
         # the bounds and vmax repeated for each row of a block, so that a block's update is one flat loop
         rows = lambda t: native_view(t.contiguous().repeat(BLOCK_ROWS))  # noqa: E731
         self.lanes = rows(problem.lower), rows(problem.upper), rows(algorithm.velocity_limit(problem))
+        self.no_r = np.empty((0, 0, 0), self.lanes[0].dtype)  # given_r's placeholder
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
-        flat = lambda t: native_view(t).reshape(self.runs, self.pop * self.dim)  # noqa: E731
+        v, flat = self.view, (self.runs, self.pop * self.dim)
         given = self.given_r
-        given = native_view(given).reshape(2, self.runs, -1) if given is not None else np.empty((0, 0, 0), flat(s.x).dtype)
+        given = v(given, (2, self.runs, -1)) if given is not None else self.no_r
         self.kernel(_steps)(
-            flat(s.x), flat(s.v), native_view(s.f), flat(s.pbest_x), native_view(s.pbest_f), native_view(s.gbest_x),
-            native_view(s.gbest_f), *self.lanes, *self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata,
-            self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, given.dtype), steps, move, select,
+            v(s.x, flat), v(s.v, flat), v(s.f), v(s.pbest_x, flat), v(s.pbest_f), v(s.gbest_x), v(s.gbest_f),
+            *self.lanes, *self.coef, given, self.values_in(s, f_in), self.fitness, self.fdata, self.dim, self.half,
+            *self.group_scratch(BLOCK_ROWS * 2 * self.half, given.dtype), steps, move, select,
             *self.common_args(best_x, hit, it, best_f, record))
         return s
 

@@ -1,0 +1,310 @@
+"""`AskTell`: the engine turned inside out, for objectives that live outside the process.
+
+The caller evaluates the points `ask()` returns, wherever it likes (a simulation, a lab, a
+program in another language, a pool of workers), and hands their values to `tell()`:
+
+    opt = hs.AskTell("pso", dim=2, lower=-5, upper=5, evals=5_000, seed=0)
+    while not opt.done:
+        x = opt.ask()                       # (n, D) for one run, (runs, n, D) for several
+        opt.tell(my_objective(x))           # a tensor, a NumPy array or a list: (n,) / (runs, n)
+    print(opt.best_f, opt.best_x, opt.result())
+
+It drives the algorithm's own halves (`ask_init`/`tell_init`, `ask`/`tell`) on a `Runner`
+that never evaluates anything itself, inside the run set's random stream: with the same
+seed, an ask/tell loop over a problem computes exactly the numbers of
+`minimize(problem, algorithm, evals=opt.evals, seed=seed, engine="eager")`. Values are
+checked as an objective's would be (shape, real numbers); NaN values are counted and never
+become a best. `save(path)` writes the run set and any points asked and not yet told,
+atomically; `AskTell.load(path)` continues it (and `ask()` then returns those same points).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..algorithms import Algorithm, get_algorithm
+from ..algorithms.base import Proposal
+from ..problems import Problem, get_problem
+from ..problems.base import check_fitness
+from . import checkpoint as checkpoints
+from .arguments import as_algorithm, as_problem, check_count, steps_allowed
+from .result import Result
+from .runner import Runner
+
+
+class AskedProblem(Problem):
+    """The box of an ask/tell run without a problem: its points are evaluated by the caller."""
+
+    name = "asked"
+    host_bound = True
+
+    def evaluate(self, x: torch.Tensor) -> torch.Tensor:
+        raise ValueError("this problem is evaluated by the caller of AskTell: evaluate the points ask() returns "
+                         "and pass their values to tell()")
+
+
+class AskTell:
+    """Ask for points, evaluate them yourself, tell their values.
+
+    `algorithm`: a name (with `**algorithm_options`, e.g. `pop_size=50, preset="paper001"`)
+    or an `Algorithm`. `problem`: a `Problem` or a registered name, or None with `dim`,
+    `lower` and `upper` (the box; the caller evaluates). `evals` (per run) or `iters` is the
+    budget: `ask()` refuses past it, and algorithms that schedule their steps over the run's
+    length (PRS, APO) take it as theirs. `runs` independent runs advance together; `seed`,
+    `device` and `dtype` as for `minimize`. `progress=True` shows a bar with evaluations per
+    second.
+    """
+
+    def __init__(self, algorithm: Algorithm | str, problem: Problem | str | None = None, *, dim: int | None = None,
+                 lower=None, upper=None, runs: int = 1, seed: int | None = None, device: str | torch.device = "auto",
+                 dtype: str | torch.dtype = "float32", evals: int | None = None, iters: int | None = None,
+                 progress: bool = False, **algorithm_options) -> None:
+        problem = _the_problem(problem, dim, lower, upper)
+        algo = _the_algorithm(algorithm, algorithm_options)
+        self.max_steps = steps_allowed(algo, check_count("iters", iters), check_count("evals", evals))
+        self.budget = {"evals": evals, "iters": iters}
+        algo = algo.with_horizon(self.max_steps)
+        self._runner = Runner(problem, algo, runs=runs, device=device, dtype=dtype, seed=seed, engine="eager",
+                              islands=False, start=False)
+        self._pending: Proposal | None = None
+        self._bar = _Bar(self) if progress else None
+
+    # -- the loop ---------------------------------------------------------------------------
+    def ask(self) -> torch.Tensor:
+        """The points to evaluate next, on the run's device: (n, D) for one run, (runs, n, D)
+        for several. Asking again before telling returns the same points."""
+        runner = self._runner
+        if self._pending is None:
+            if self.done:
+                raise ValueError(f"the budget is spent ({self._spent()}): read result(), or make a new AskTell "
+                                 "with a larger budget")
+            with runner._rng, torch.no_grad():
+                if runner.state is None:
+                    proposal = runner.algorithm.ask_init(runner._guarded, runner.runs)
+                else:
+                    proposal = runner.algorithm.ask(runner._guarded, runner.state)
+            self._pending = proposal
+        x = self._pending.x.clone()  # the caller's copy: what it does to it changes no run
+        return x[0] if runner.runs == 1 else x
+
+    def tell(self, values) -> None:
+        """The values of the points of the last `ask()`, in their order: a tensor, a NumPy array
+        or a list of shape (n,) for one run or (runs, n). NaN is counted and never a best."""
+        runner = self._runner
+        if self._pending is None:
+            if self.done:
+                raise ValueError(f"tell() after the budget ({self._spent()}): nothing was asked; read result()")
+            raise ValueError("tell() without ask(): call ask() for the points to evaluate, then tell() their values")
+        f = self._values(values)  # every check first: a refused tell changes nothing
+        nan = torch.isnan(f)
+        runner._guarded.nan_evals += nan.sum(1)
+        f = torch.where(nan, torch.inf, f)
+        proposal, self._pending = self._pending, None
+        with runner._rng, torch.no_grad():
+            if runner.state is None:
+                runner.start(runner.algorithm.tell_init(runner._guarded, proposal, f))
+            else:
+                runner.accept(runner.algorithm.tell(runner._guarded, runner.state, proposal, f))
+        if self._bar is not None:
+            self._bar.update()
+
+    def _values(self, values) -> torch.Tensor:
+        """`values` as a (runs, n) tensor of the run's dtype on its device, or a one-line error."""
+        runner, x = self._runner, self._pending.x
+        want = tuple(x.shape[:-1]) if runner.runs > 1 else (x.shape[1],)
+        try:
+            f = torch.as_tensor(np.asarray(values) if not isinstance(values, torch.Tensor) else values)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"tell() takes numbers (a tensor, NumPy array or list) of shape {want}, "
+                             f"got a {type(values).__name__} that is not one") from None
+        if tuple(f.shape) != want:
+            raise ValueError(f"tell() expects one value per point of the last ask(), shape {want}, "
+                             f"got shape {tuple(f.shape)}")
+        f = f.reshape(x.shape[:-1]).to(x.device)
+        return check_fitness(f, x, "tell()").to(x.dtype)
+
+    # -- where it stands ------------------------------------------------------------------------
+    @property
+    def started(self) -> bool:
+        """True once the initial population's values were told."""
+        return self._runner.state is not None
+
+    @property
+    def done(self) -> bool:
+        """True when the budget is spent (never without one)."""
+        return self.started and self._runner.iteration >= self.max_steps
+
+    @property
+    def evals(self) -> int:
+        """Evaluations per run told so far."""
+        return self._runner.evals if self.started else 0
+
+    @property
+    def iteration(self) -> int:
+        return self._runner.iteration
+
+    @property
+    def runs(self) -> int:
+        return self._runner.runs
+
+    @property
+    def algorithm(self) -> Algorithm:
+        return self._runner.algorithm
+
+    @property
+    def problem(self) -> Problem:
+        return self._runner.problem
+
+    @property
+    def best_f(self) -> torch.Tensor:
+        """The best value told so far: a 0-d tensor for one run, (runs,) for several."""
+        best = self._started_runner().best_f
+        return best[0] if self.runs == 1 else best
+
+    @property
+    def best_x(self) -> torch.Tensor:
+        """Where it was: (D,) for one run, (runs, D) for several."""
+        best = self._started_runner().best_x
+        return best[0] if self.runs == 1 else best
+
+    def result(self) -> Result:
+        """The runs so far as a `Result`, as `minimize` returns them."""
+        reason = next((k for k, v in self.budget.items() if v is not None), "stopped") if self.done else "stopped"
+        result = self._started_runner().result(reason)
+        result.extra.update(ask_tell=True, max_steps=None if self.max_steps == float("inf") else int(self.max_steps))
+        return result
+
+    def close(self) -> None:
+        """Close the progress bar (if any)."""
+        if self._bar is not None:
+            self._bar.close()
+
+    def _started_runner(self) -> Runner:
+        if not self.started:
+            raise ValueError("nothing told yet: ask() for the initial population and tell() its values first")
+        return self._runner
+
+    def _spent(self) -> str:
+        return ", ".join(f"{k}={v:,}" for k, v in self.budget.items() if v is not None) + f" per run, {self.evals:,} told"
+
+    # -- checkpoints ------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The run set, its budget and the points asked but not yet told (tensors on the CPU)."""
+        runner = self._runner
+        if self.started:
+            saved = runner.state_dict()
+        else:
+            saved = {"heuriscale_checkpoint": checkpoints.FORMAT, "version": checkpoints.version(),
+                     "config": runner.config(), "rng": runner._rng.get_state()}
+        pending = None if self._pending is None else {k: v.detach().cpu() for k, v in vars(self._pending).items()}
+        saved["ask_tell"] = {"budget": dict(self.budget), "started": self.started, "pending": pending}
+        return saved
+
+    def load_state_dict(self, saved: dict, source: str = "checkpoint") -> None:
+        """Continue the run set of `saved` (`state_dict`, or `checkpoint.load`) on this AskTell,
+        made with the same configuration and not yet told anything."""
+        if self.started or self._pending is not None:
+            raise ValueError("load a checkpoint into a new AskTell (this one has asked already)")
+        if "ask_tell" not in saved:
+            raise ValueError(f"{source} holds a minimize() run, not an AskTell one: continue it with resume=")
+        mine = saved["ask_tell"]
+        if mine["budget"] != self.budget:
+            raise ValueError(f"checkpoint {source} is for another budget: {mine['budget']}, now {self.budget}; "
+                             "make the AskTell with the same evals/iters (or use AskTell.load)")
+        runner = self._runner
+        if mine["started"]:
+            runner.load_state_dict(saved, source)
+        else:
+            checkpoints.check_compatible(saved["config"], runner.config(), source)
+            runner._rng.set_state(saved["rng"])
+        if mine["pending"] is not None:
+            self._pending = Proposal(**{k: v.to(runner.device) for k, v in mine["pending"].items()})
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write `state_dict()` to `path` atomically (a crash leaves the old file or the new one)."""
+        return checkpoints.save(self.state_dict(), path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, problem: Problem | str | None = None, *, device=None,
+             progress: bool = False) -> AskTell:
+        """The AskTell saved at `path`, continued: its algorithm from the registry, its problem
+        rebuilt (a box without a problem, or a registered name), or `problem` as you give it."""
+        saved = checkpoints.load(path)
+        if "ask_tell" not in saved:
+            raise ValueError(f"{path} holds a minimize() run, not an AskTell one: continue it with resume=")
+        config = saved["config"]
+        described = config["problem"]
+        if problem is None:
+            lower, upper = _bounds(described)
+            problem = (AskedProblem(described["dim"], lower, upper) if described["name"] == AskedProblem.name
+                       else get_problem(described["name"], dim=described["dim"]))
+        params = dict(config["algorithm"])
+        algorithm = get_algorithm(params.pop("name"), **params)
+        opt = cls(algorithm, problem, runs=config["runs"], seed=config["seed"], dtype=config["dtype"],
+                  device=device or config["device_type"], progress=progress, **saved["ask_tell"]["budget"])
+        opt.load_state_dict(saved, str(path))
+        return opt
+
+
+def _the_problem(problem, dim, lower, upper) -> Problem:
+    if problem is None:
+        if dim is None or lower is None or upper is None:
+            raise ValueError("give a problem, or the box of the points to ask for: dim=, lower= and upper=")
+        return AskedProblem(dim, lower, upper)
+    if lower is not None or upper is not None:
+        raise ValueError("lower= and upper= describe the box when there is no problem: a problem brings its own "
+                         "(get_problem(name, bounds=...) changes it)")
+    return as_problem(problem, dim)
+
+
+def _the_algorithm(algorithm, options: dict) -> Algorithm:
+    if isinstance(algorithm, str):
+        algo = get_algorithm(algorithm, **options)
+    else:
+        if options:
+            raise ValueError(f"options {sorted(options)} are for an algorithm given by name; set them on the "
+                             f"{type(algorithm).__name__} you pass instead")
+        algo = as_algorithm(algorithm)
+    if type(algo).finish is not Algorithm.finish:
+        raise ValueError(f"{algo.name} evaluates points itself after the steps (refinement), which ask/tell "
+                         "cannot: drive its global algorithm with AskTell, then refine with heuriscale.local")
+    if not algo.asks_and_tells():
+        raise ValueError(f"{algo.name} is written as a whole step (init/step), not as ask/tell halves: "
+                         "minimize() runs it; docs/adding-an-algorithm.md shows the halves AskTell needs")
+    return algo
+
+
+def _bounds(described: dict):
+    bounds = described["bounds"]
+    return bounds[0], bounds[1]
+
+
+class _Bar:
+    """Evaluations told of the budget, evaluations per second and the best value (rich)."""
+
+    def __init__(self, opt: AskTell) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.opt, self.started = opt, time.perf_counter()
+        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
+                                 TimeElapsedColumn())
+        total = None
+        if opt.max_steps != float("inf"):
+            total = opt.algorithm.evals_per_init() + opt.max_steps * opt.algorithm.evals_per_step()
+        self.task = self.progress.add_task(f"{opt.algorithm.name} (ask/tell)", total=total, status="")
+        self.progress.start()
+
+    def update(self) -> None:
+        opt = self.opt
+        rate = opt.evals * opt.runs / max(time.perf_counter() - self.started, 1e-9)
+        best = float(opt._runner.best_f.min())
+        self.progress.update(self.task, completed=opt.evals,
+                             status=f"{opt.evals:,} evaluations, {rate:,.1f}/s  best {best:.6g}")
+
+    def close(self) -> None:
+        self.progress.stop()
