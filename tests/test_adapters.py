@@ -75,8 +75,10 @@ def test_torch_function_shape_message():
 
 
 def test_scalar_workers_must_be_positive():
-    with pytest.raises(ValueError, match="workers must be >= 1"):
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
         hs.ScalarFunction(rastrigin_scalar, 2, 0, 1, workers=0)
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 2.5"):
+        hs.Workers(2.5)
 
 
 # -- objectives that raise or return the wrong thing (issue 13) --------------------------------

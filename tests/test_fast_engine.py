@@ -51,12 +51,15 @@ def test_compile_failure_falls_back_with_a_clear_message(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_host_objective_cannot_be_captured():
+def test_host_objective_cannot_be_captured_but_runs_the_fused_kernels():
     _cuda()
     numpy_sphere = hs.NumpyFunction(lambda X: (X**2).sum(1), 3, -1, 1)
     with pytest.raises(ValueError, match="evaluated on the host and cannot be graph-captured"):
         hs.minimize(numpy_sphere, "pso", iters=10, device="cuda", engine="graph")
-    assert hs.minimize(numpy_sphere, "pso", iters=300, device="cuda").extra["engine"] == "eager"
+    long = hs.minimize(numpy_sphere, "pso", iters=3000, device="cuda")
+    assert long.extra["engine"] == "fused", long.extra["engine_reason"]  # launched around each evaluation
+    assert "no graph: the problem is evaluated on the host" in long.extra["engine_reason"]
+    assert hs.minimize(numpy_sphere, "apo", iters=300, device="cuda").extra["engine"] == "eager"  # no fused APO
 
 
 def test_graph_engines_need_cuda():

@@ -205,7 +205,7 @@ def test_why_not_fused_says_why(monkeypatch):
     assert "up to dim=256" in why_not_fused(hs.Firefly(), hs.get_problem("sphere", dim=300), cpu)
     assert "up to dim=4096" in why_not_fused(hs.PSO(), hs.get_problem("sphere", dim=5000), cpu)
     host = hs.NumpyFunction(lambda X: (X**2).sum(1), 3, -1, 1)
-    assert "evaluated on the host" in why_not_fused(hs.PSO(), host, cpu)
+    assert why_not_fused(hs.PSO(), host, cpu) is None  # launched around each host evaluation, without a graph
     with pytest.raises(ValueError, match="engine 'fused' is not available: no fused kernel for 'apo'"):
         hs.minimize("sphere", "apo", dim=2, iters=10, device="cpu", engine="fused")
 
@@ -219,6 +219,23 @@ def test_graph_replay_of_fused_kernels_equals_launching_them_one_by_one(algorith
     assert graphed.extra["engine"] == "fused+graph" and direct.extra["engine"] == "fused"
     assert torch.equal(graphed.best_f, direct.best_f) and torch.equal(graphed.best_x, direct.best_x)
     assert torch.equal(graphed.history_f, direct.history_f)
+
+
+def _numpy_sphere(X):
+    return (X * X).sum(1)
+
+
+def test_a_host_objective_runs_the_fused_kernels_as_a_torch_one_does(fused_device):
+    """A NumPy objective between the fused kernels' launches (no graph: the host cannot be
+    captured) computes the numbers of the same objective in torch, which runs inside them:
+    in float64 the two sums are the same numbers."""
+    kw = dict(dim=2, iters=130 if fused_device == "cuda" else 8, runs=2, seed=3, device=fused_device,
+              dtype="float64", engine="fused")  # on CUDA two 64-step chunks from a graph, then steps
+    host = hs.minimize(hs.NumpyFunction(_numpy_sphere, 2, -5.0, 5.0), hs.PSO(pop_size=16), **kw)
+    torch_fn = hs.minimize(hs.TorchFunction(lambda x: (x * x).sum(-1), 2, -5.0, 5.0), hs.PSO(pop_size=16), **kw)
+    assert host.extra["engine"] == "fused"  # launched step by step
+    assert torch_fn.extra["engine"] == ("fused+graph" if fused_device == "cuda" else "fused")
+    assert torch.equal(host.best_f, torch_fn.best_f) and torch.equal(host.history_f, torch_fn.history_f)
 
 
 @pytest.mark.gpu

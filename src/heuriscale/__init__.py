@@ -13,6 +13,7 @@ from .problems import (
     Problem,
     ScalarFunction,
     TorchFunction,
+    Workers,
     get_problem,
     problem_names,
     register_problem,
@@ -29,7 +30,9 @@ __all__ = [
     "TorchFunction",
     "NumpyFunction",
     "NumbaFunction",
+    "TritonFunction",
     "ScalarFunction",
+    "Workers",
     "get_problem",
     "problem_names",
     "register_problem",
@@ -49,9 +52,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """`hs.NumbaFunction` on first use (it imports Numba, which `import heuriscale` does not need)."""
+    """`hs.NumbaFunction` and `hs.TritonFunction` on first use (they import Numba and Triton, which
+    `import heuriscale` does not need)."""
     if name == "NumbaFunction":
         from .problems.compiled import NumbaFunction
 
         return NumbaFunction
+    if name == "TritonFunction":
+        from .problems.triton_function import TritonFunction
+
+        return TritonFunction
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -37,7 +37,7 @@ ENGINES = ("auto", "eager", "graph", "compiled", "fused", "native")
 #: A fast step takes at most this fraction of an eager step (H100, docs/benchmarks.md speed
 #: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%; CPU,
 #: benchmarks/cpu.py: the native kernels took 1-50% of an eager step).
-STEP_FRACTION = {"fused": 0.25, "compiled": 0.6, "native": 0.5}
+STEP_FRACTION = {"fused": 0.25, "compiled": 0.6, "native": 0.5, "fused_host": 0.6}
 #: Seconds a fast path's setup takes when the on-disk kernel caches are warm (H100,
 #: benchmarks/first_run.py in docs/benchmarks.md: fused 0.61-0.75 s for PRS, FEP, PSO and
 #: Firefly at the papers' sizes; compiled 11.2-13.1 s for APO at D = 1,000, inductor's
@@ -57,8 +57,10 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     if engine == "auto":
         if device.type == "cpu":
             return "native" if why_not_native(algorithm, problem, device) is None else "eager"
-        if device.type != "cuda" or problem.host_bound or problem.stochastic:
+        if device.type != "cuda" or problem.stochastic:
             return "eager"
+        if problem.host_bound:  # no graph: the fused kernels launched around each host evaluation
+            return "fused" if why_not_fused(algorithm, problem, device) is None else "eager"
         return fast_engine(algorithm, problem, device)
     if engine in ("fused", "native"):
         reason = (why_not_fused if engine == "fused" else why_not_native)(algorithm, problem, device)
@@ -68,7 +70,8 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     if engine != "eager" and device.type != "cuda":
         raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
     if engine != "eager" and problem.host_bound:
-        raise ValueError(f"problem {problem.name!r} is evaluated on the host and cannot be graph-captured; use engine='eager'")
+        raise ValueError(f"problem {problem.name!r} is evaluated on the host and cannot be graph-captured; use "
+                         "engine='eager', or 'fused' where the algorithm has fused kernels")
     if engine != "eager" and problem.stochastic:
         raise ValueError(f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'")
     return engine
@@ -109,10 +112,10 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
         return Choice("eager", f"on {device.type} the eager step is the engine")
     if profile:
         return Choice("eager", "profile=True synchronises around every phase, which a CUDA graph cannot")
-    if problem.host_bound:
-        return Choice("eager", f"problem {problem.name!r} is evaluated on the host: nothing to capture")
     if problem.stochastic:
         return Choice("eager", f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture")
+    if problem.host_bound:
+        return _choose_for_host_objective(runner, steps)
     fast = fast_engine(runner.algorithm, problem, device)
     if steps < runner.chunk or math.isinf(steps):
         return decide(fast, steps, runner.chunk, 0.0, 0.0)
@@ -120,6 +123,27 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
     t_eager, t_launch = runner.time_eager_step()
     runner.setup_time += time.perf_counter() - started
     return decide(fast, steps, runner.chunk, t_eager, t_launch)
+
+
+def _choose_for_host_objective(runner, steps: float) -> Choice:
+    """CUDA with an objective evaluated on the host (NumPy, Python, Numba): nothing can be
+    captured in a graph, but the fused kernels still replace the eager step's many launches
+    by two or three around each evaluation (pinned, asynchronous copies either way)."""
+    reason = why_not_fused(runner.algorithm, runner.problem, runner.device)
+    if reason is not None:
+        return Choice("eager", f"problem {runner.problem.name!r} is evaluated on the host and {reason}")
+    if math.isinf(steps):
+        return Choice("fused", "no step budget: the fused kernels repay their setup over time (no graph: the "
+                               f"problem {runner.problem.name!r} is evaluated on the host)")
+    started = time.perf_counter()
+    t_eager, _ = runner.time_eager_step()
+    runner.setup_time += time.perf_counter() - started
+    eager_total = steps * t_eager
+    fused_total = BUILD_WARM["fused"] + steps * STEP_FRACTION["fused_host"] * t_eager
+    costs = (f"eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(eager_total)}; fused ~{_seconds(fused_total)} "
+             f"(setup ~{_seconds(BUILD_WARM['fused'])} with warm kernel caches, steps at <= "
+             f"{STEP_FRACTION['fused_host']:.0%} of eager, no graph: the problem is evaluated on the host)")
+    return Choice("fused", costs) if fused_total < eager_total else Choice("eager", costs)
 
 
 def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None) -> Choice:

@@ -165,8 +165,7 @@ def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, need
     """Step in chunks until a budget is spent, checking stop criteria (and `stop`, a signal
     flag) between chunks, saving checkpoints as due; returns why it stopped: "interrupted",
     "target", "time_limit" or "budget" (the step budget)."""
-    graphs = runner.engine != "eager" and runner.device.type == "cuda"
-    unit = runner.chunk if graphs else 1  # graph engines step whole chunks
+    unit = runner.chunk if runner.replays_graphs else 1  # graph engines step whole chunks
     chunk = unit if needs_sync else max_steps
     while True:
         if saver is not None and not stop:

@@ -212,7 +212,7 @@ class Runner:
         any remainder shorter than a chunk step by step (fused kernels stay fused). Islands
         exchange migrants every `migrate_every` iterations (chunk boundaries).
         """
-        graphs = self.engine != "eager" and self.device.type == "cuda"
+        graphs = self.replays_graphs
         with self._rng, torch.no_grad():
             while n > 0:
                 if graphs and n >= self.chunk:
@@ -239,9 +239,15 @@ class Runner:
         return n
 
     @property
+    def replays_graphs(self) -> bool:
+        """True when the engine replays chunks of steps from a CUDA graph: on CUDA, but eager
+        and for problems evaluated on the host (whose fused kernels launch step by step)."""
+        return self.engine != "eager" and self.device.type == "cuda" and not self.problem.host_bound
+
+    @property
     def builds_next_step(self) -> bool:
         """True while a graph engine has yet to build its kernels and capture its chunk."""
-        return self.engine != "eager" and self.device.type == "cuda" and self._stepper is None
+        return self.replays_graphs and self._stepper is None
 
     @property
     def _advance_fn(self):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .adapters import NumpyFunction, ScalarFunction, TorchFunction
+from .parallel import Workers
 from .base import Problem, check_fitness, make_bounds
 from .classic import CLASSIC, FEP_FUNCTIONS, ClassicProblem
 from .transforms import Rotated, Shifted
@@ -200,7 +201,9 @@ __all__ = [
     "TorchFunction",
     "NumpyFunction",
     "NumbaFunction",
+    "TritonFunction",
     "ScalarFunction",
+    "Workers",
     "get_problem",
     "register_problem",
     "problem_names",
@@ -210,9 +213,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """`NumbaFunction` on first use: it imports Numba, which `import heuriscale` does not need."""
+    """`NumbaFunction` and `TritonFunction` on first use: they import Numba and Triton, which
+    `import heuriscale` does not need."""
     if name == "NumbaFunction":
         from .compiled import NumbaFunction
 
         return NumbaFunction
+    if name == "TritonFunction":
+        from .triton_function import TritonFunction
+
+        return TritonFunction
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

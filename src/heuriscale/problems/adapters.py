@@ -15,20 +15,22 @@ error saying what it returned and what to return instead.
 
 from __future__ import annotations
 
-import math
-import multiprocessing
-import numbers
-import sys
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 
 import numpy as np
 import torch
 
 from .base import BoundLike, Problem, check_fitness, count_points, fitness_error
+from .parallel import BadValue, Workers, real_number
 
-#: Failures that are the machine's, not the objective's: passed on as they are.
-_PASS_THROUGH = (MemoryError, torch.cuda.OutOfMemoryError)
+class ObjectiveError(ValueError):
+    """An objective's own one-line error that says all there is (e.g. it does not compile)."""
+
+
+#: Failures that are the machine's, not the objective's, or already say what went wrong:
+#: passed on as they are.
+_PASS_THROUGH = (MemoryError, torch.cuda.OutOfMemoryError, ObjectiveError)
 
 
 def _raised(who: str, exc: Exception, x_shape: tuple[int, ...]) -> ValueError:
@@ -81,9 +83,29 @@ class _HostFunction(Problem):
         raise NotImplementedError
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
-        values = self.values_of_rows(x.detach().reshape(-1, self.dim).cpu().numpy())
-        f = torch.from_numpy(values).to(device=x.device, dtype=x.dtype)
-        return f.reshape(x.shape[:-1])
+        if x.device.type == "cuda":
+            return self._evaluate_from_the_device(x)
+        values = self.values_of_rows(x.detach().reshape(-1, self.dim).numpy())
+        return torch.from_numpy(values).to(dtype=x.dtype).reshape(x.shape[:-1])
+
+    def _evaluate_from_the_device(self, x: torch.Tensor) -> torch.Tensor:
+        """Points on a GPU through pinned host buffers (kept between calls): one asynchronous
+        copy down, a wait for it, the evaluation, one asynchronous copy up. The next call's
+        wait also covers this call's copy up, so its buffer is never overwritten early."""
+        points, values = self._pinned(x)
+        points.copy_(x.detach().reshape(-1, self.dim), non_blocking=True)
+        torch.cuda.current_stream(x.device).synchronize()
+        values.copy_(torch.from_numpy(self.values_of_rows(points.numpy())))
+        return values.to(x.device, non_blocking=True).reshape(x.shape[:-1])
+
+    def _pinned(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        n, key = x.numel() // self.dim, (x.numel(), x.dtype, x.device)
+        buffers = self.__dict__.setdefault("_pinned_buffers", {})
+        if key not in buffers:
+            buffers.clear()  # one size at a time: a run set evaluates one shape
+            buffers[key] = (torch.empty(n, self.dim, dtype=x.dtype, pin_memory=True),
+                            torch.empty(n, dtype=x.dtype, pin_memory=True))
+        return buffers[key]
 
     def values_of_rows(self, rows: np.ndarray) -> np.ndarray:
         """The objective of the points `rows` (n, D), a NumPy array on the host, as float64
@@ -93,19 +115,11 @@ class _HostFunction(Problem):
             raw = self._evaluate_rows(rows)
         except _PASS_THROUGH:
             raise
-        except _BadValue as bad:
+        except BadValue as bad:
             raise fitness_error(self.name, bad.what, rows.shape, "one real number per point") from None
         except Exception as exc:
             raise _raised(self.name, exc, rows.shape) from exc
         return _real_array(raw, self.name, rows.shape)
-
-
-class _BadValue(Exception):
-    """A scalar objective's value that is not one real number."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(what)
-        self.what = what
 
 
 def _real_array(raw, who: str, rows_shape: tuple[int, int]) -> np.ndarray:
@@ -121,20 +135,6 @@ def _real_array(raw, who: str, rows_shape: tuple[int, int]) -> np.ndarray:
     if values.dtype.kind not in "fiu":
         raise fitness_error(who, f"{values.dtype} values", rows_shape, "real numbers (a float array)")
     return values.astype(np.float64, copy=False)
-
-
-def _real_number(value) -> float:
-    """One point's value from a scalar objective, or `_BadValue` saying what it was."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        try:
-            return float(value)
-        except OverflowError:  # an int past float64
-            return math.inf if value > 0 else -math.inf
-    raise _BadValue(f"{value!r}{'' if value is None else f' (a {type(value).__name__})'} as one point's value")
 
 
 class NumpyFunction(_HostFunction):
@@ -160,9 +160,9 @@ class NumpyFunction(_HostFunction):
 class ScalarFunction(_HostFunction):
     """`fn(x[D]) -> float`, called once per point.
 
-    With `workers=k` (k > 1) the points are spread over k worker processes (the function
-    must then be picklable: defined at module level). Pass `executor=` to reuse your own
-    `concurrent.futures` executor instead.
+    With `workers=k` (k > 1) the points are spread over k worker processes (`Workers`, the
+    pool an ask/tell loop uses too; the function must then be picklable: defined at module
+    level). Pass `executor=` to reuse your own `concurrent.futures` executor instead.
     """
 
     def __init__(
@@ -179,23 +179,18 @@ class ScalarFunction(_HostFunction):
         executor: Executor | None = None,
     ) -> None:
         super().__init__(fn, dim, lower, upper, name=name, optimum_f=optimum_f, optimum_x=optimum_x)
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
         self.workers = workers
-        self._executor = executor
+        self._pool = Workers(executor=executor) if executor is not None else (
+            Workers(workers) if (workers or 1) > 1 else None)
 
     def _evaluate_rows(self, rows: np.ndarray) -> np.ndarray:
-        if self._executor is None and (self.workers or 1) > 1:
-            # forkserver: workers never inherit a CUDA context (fork after CUDA init is unsafe)
-            context = multiprocessing.get_context("forkserver" if sys.platform == "linux" else "spawn")
-            self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
-        if self._executor is None:
-            return np.array([_real_number(self.fn(row)) for row in rows])
-        chunk = max(1, len(rows) // (4 * (self.workers or 4)))
-        return np.array([_real_number(v) for v in self._executor.map(self.fn, rows, chunksize=chunk)])
+        if self._pool is None:
+            return np.array([real_number(self.fn(row)) for row in rows])
+        return self._pool.map(self.fn, rows)
 
     def close(self) -> None:
         """Shut down worker processes this problem started."""
-        if self._executor is not None and self.workers:
-            self._executor.shutdown()
-            self._executor = None
+        if self._pool is not None:
+            self._pool.close()

@@ -3,7 +3,8 @@
     @numba.njit
     def sphere(x):                      # one point: a 1-D float array (float32 or float64)
         s = 0.0
-        for v in x:
+        for i in range(x.shape[0]):
+            v = np.float64(x[i])         # in float64, as the built-in functions compute
             s += v * v
         return s                        # one number
 
@@ -18,6 +19,8 @@ points are evaluated on the CPU by a compiled loop over them.
 The function must compile for a 1-D float32 and float64 array (`numba.njit` infers the
 types) and must not raise: a compiled callback has no way to hand an exception back, so
 return NaN for a point it cannot evaluate (NaN is counted and never becomes a best).
+Compute in float64 as above: float32 products of tiny numbers are subnormal, which Intel
+CPUs compute many times slower (a converging run on the sphere gets there).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 from llvmlite import ir
 
-from .base import BoundLike, Problem
+from .adapters import ObjectiveError, _HostFunction
+from .base import BoundLike
 
 
 @intrinsic
@@ -78,10 +82,8 @@ def _each_row(address, rows, out):
         out[i] = call_point(address, rows[i])
 
 
-class NumbaFunction(Problem):
+class NumbaFunction(_HostFunction):
     """`fn(x[D]) -> float`, a `numba.njit` function of one point."""
-
-    host_bound = True
 
     def __init__(self, fn, dim: int, lower: BoundLike, upper: BoundLike, *, name: str | None = None,
                  optimum_f: float | None = None, optimum_x: BoundLike | None = None) -> None:
@@ -89,9 +91,8 @@ class NumbaFunction(Problem):
             raise ValueError(f"NumbaFunction takes a numba.njit function of one point (a 1-D float array) returning "
                              f"a number, got {type(fn).__name__}; decorate it with @numba.njit, or use ScalarFunction "
                              "for a plain Python function")
-        super().__init__(dim, lower, upper, optimum_f=optimum_f, optimum_x=optimum_x)
-        self.fn = fn
-        self.name = name or getattr(fn, "__name__", "numba-function")
+        super().__init__(fn, dim, lower, upper, name=name or getattr(fn, "__name__", "numba-function"),
+                         optimum_f=optimum_f, optimum_x=optimum_x)
         self._wrappers: dict = {}  # dtype -> the compiled C-callable wrapper (kept alive with the problem)
 
     def address(self, dtype: torch.dtype | np.dtype) -> int:
@@ -105,19 +106,23 @@ class NumbaFunction(Problem):
                 wrapper = cfunc(types.float64(types.CPointer(element), types.intp))(
                     lambda data, n: fn(carray(data, n)))
             except Exception as exc:  # noqa: BLE001 - Numba's typing errors span many lines
-                first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-                raise ValueError(f"objective {self.name!r} does not compile for a point of {dtype.name} values "
-                                 f"(a 1-D array) returning a number: {first.strip()}") from exc
+                raise ObjectiveError(f"objective {self.name!r} does not compile for a point of {dtype.name} values "
+                                     f"(a 1-D array) returning a number: {_what_numba_says(exc)}") from exc
             self._wrappers[dtype] = wrapper
         return self._wrappers[dtype].address
 
-    def values_of_rows(self, rows: np.ndarray) -> np.ndarray:
-        """`fn` of each row of `rows` (n, D) as float64 values (n,), by a compiled loop."""
+    def _evaluate_rows(self, rows: np.ndarray) -> np.ndarray:
+        """`fn` of each row of `rows` (n, D) as float64 values (n,), by a compiled loop (on the
+        host: the eager step's points, a GPU's through pinned buffers, see _HostFunction)."""
         rows = np.ascontiguousarray(rows)
         out = np.empty(rows.shape[0])
         _each_row(self.address(rows.dtype), rows, out)
         return out
 
-    def evaluate(self, x: torch.Tensor) -> torch.Tensor:
-        values = self.values_of_rows(x.detach().reshape(-1, self.dim).cpu().numpy())
-        return torch.from_numpy(values).to(device=x.device, dtype=x.dtype).reshape(x.shape[:-1])
+
+def _what_numba_says(exc: Exception) -> str:
+    """The line of a Numba compile error that says what is wrong (its first lines only name
+    the compiler's pass, its last ones where it was)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    said = [line for line in lines if not line.startswith(("Failed in", "During:", "File ", "<source", "^"))]
+    return (said or lines or [type(exc).__name__])[0]

@@ -79,8 +79,6 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
         return f"fused kernels run on CUDA devices, not on {device}; use engine='eager' there"
     if importlib.util.find_spec("triton") is None:
         return "fused kernels need Triton (installed with CUDA builds of torch); use engine='compiled'"
-    if problem.host_bound:
-        return f"problem {problem.name!r} is evaluated on the host; use engine='eager'"
     if problem.stochastic:
         return f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'"
     owner, module = _module(algorithm, "cuda")

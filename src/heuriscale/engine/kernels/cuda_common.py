@@ -20,10 +20,18 @@ from ...problems.classic import ClassicProblem
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluate with the problem".
 FITNESS = {classic.sphere: 1, classic.euclidean: 2, classic.rastrigin: 3, classic.ackley: 4, classic.griewank: 5}
+#: A user's `TritonFunction`, called inside the kernels (its function passed as USER_FN).
+USER = 20
 
 
-def fitness_id(problem) -> int:
-    return FITNESS.get(problem.fn, 0) if type(problem) is ClassicProblem else 0
+def fitness_id(problem) -> tuple[int, object]:
+    """(FITNESS, USER_FN): a built-in objective's id, or USER and the user's Triton function,
+    or (0, None) for a problem the engine evaluates between two launches."""
+    from ...problems.triton_function import TritonFunction
+
+    if type(problem) is TritonFunction:
+        return USER, problem.fn
+    return (FITNESS.get(problem.fn, 0) if type(problem) is ClassicProblem else 0), None
 
 
 @triton.jit
@@ -108,11 +116,14 @@ def tile(P, D, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr)
 
 
 @triton.jit
-def new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS: tl.constexpr):
+def new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS: tl.constexpr, USER_FN: tl.constexpr):
     """The rows' objective values: inline (NaN -> +inf, counted), or for FITNESS == 0 those
-    the engine's (NaN-guarded) problem computed between a move launch and a select launch."""
+    the engine's (NaN-guarded) problem computed between a move launch and a select launch.
+    FITNESS == USER calls the user's Triton function on the rows (padding coordinates 0)."""
     if FITNESS == 0:
         f = tl.load(f_in_ptr + row, mask=pm, other=float("inf"))
+    elif FITNESS == 20:  # USER
+        f = guard_and_count(USER_FN(tl.where(dm[None, :], x, 0.0), dm[None, :]), nan_ptr, run)
     else:
         f = guard_and_count(objective(x, d, dm, D, FITNESS), nan_ptr, run)
     return f
@@ -225,7 +236,7 @@ class FusedIteration:
     def __init__(self, problem, runs: int, pop: int, block_p: int, coef: list[float],
                  target: float | None, seed: int) -> None:
         self.problem = problem  # the engine's NaN-guarded view
-        self.fitness = fitness_id(problem.inner)
+        self.fitness, self.user_fn = fitness_id(problem.inner)
         self.runs, self.pop, self.dim = runs, pop, problem.dim
         self.lower, self.upper = problem.lower.contiguous(), problem.upper.contiguous()
         self.target, self.seed = target, seed

@@ -83,7 +83,8 @@ def _steps(seed, counter_ptr, row, dtype: tl.constexpr, BLOCK_P: tl.constexpr, B
 def _mutate(
     x_ptr, eta_ptr, cx_ptr, ceta_ptr, cf_ptr, f_in_ptr, lower_ptr, upper_ptr, coef_ptr, nan_ptr, counter_ptr, it_ptr,
     r_ptr, seed, P, D, RPD,
-    FITNESS: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr, EMIT_R: tl.constexpr,
+    FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
+    EMIT_R: tl.constexpr,
     WIDE: tl.constexpr, GAUSSIAN: tl.constexpr, ETA_FLOOR: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
@@ -125,7 +126,7 @@ def _mutate(
         x = tl.load(cx_ptr + off, mask=mask, other=0.0)
 
     if SELECT:
-        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS)
+        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS, USER_FN)
         tl.store(cf_ptr + row, f, mask=pm)
 
 
@@ -321,6 +322,7 @@ class FusedFEP(FusedIteration):
             x_ptr=s.x, eta_ptr=s.eta, cx_ptr=self.child_x, ceta_ptr=self.child_eta, cf_ptr=self.child_f,
             lower_ptr=self.lower, upper_ptr=self.upper, coef_ptr=self.coef, nan_ptr=self.problem.nan_evals,
             counter_ptr=self.counter, it_ptr=it, P=self.pop, D=self.dim, FITNESS=self.fitness,
+            USER_FN=self.user_fn,
             GAUSSIAN=self.gaussian, ETA_FLOOR=self.eta_floor, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
             num_warps=self.num_warps, **self.random_args(s.x),
         )

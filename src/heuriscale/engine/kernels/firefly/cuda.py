@@ -37,7 +37,7 @@ MAX_DIM = 256
 def _attract(
     x_ptr, f_ptr, x_out_ptr, f_out_ptr, f_in_ptr, lower_ptr, upper_ptr, coef_ptr, block_f_ptr, block_i_ptr,
     nan_ptr, counter_ptr, it_ptr, r_ptr, seed, N, D, NB, RPD,
-    FITNESS: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
+    FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_J: tl.constexpr, BLOCK_D: tl.constexpr,
     PRECISION: tl.constexpr,
 ):
@@ -83,7 +83,7 @@ def _attract(
         x = tl.load(x_out_ptr + off, mask=mask, other=0.0)
 
     if SELECT:
-        f = new_values(x, f_in_ptr, nan_ptr, run, row, im, d, dm, D, FITNESS)
+        f = new_values(x, f_in_ptr, nan_ptr, run, row, im, d, dm, D, FITNESS, USER_FN)
         tl.store(f_out_ptr + row, f, mask=im)
         store_block_best(f, im, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
 
@@ -116,6 +116,7 @@ class FusedFirefly(FusedIteration):
             x_ptr=s.x, f_ptr=s.f, x_out_ptr=out.x, f_out_ptr=out.f, lower_ptr=self.lower, upper_ptr=self.upper,
             coef_ptr=self.coef, block_f_ptr=self.block_f, block_i_ptr=self.block_i, nan_ptr=self.problem.nan_evals,
             counter_ptr=self.counter, it_ptr=it, N=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness,
+            USER_FN=self.user_fn,
             BLOCK_P=self.block_p, BLOCK_J=self.block_j, BLOCK_D=self.block_d, num_warps=self.num_warps,
             PRECISION=self.precision if s.x.dtype == torch.float32 else "ieee", **self.random_args(s.x),
         )

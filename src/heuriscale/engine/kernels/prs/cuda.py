@@ -71,7 +71,7 @@ def _refract(
     theta_ptr, x_ptr, f_ptr, f_in_ptr, apex_ptr, t_ptr, mean_ptr, lower_ptr, upper_ptr,
     block_f_ptr, block_i_ptr, block_s_ptr, nan_ptr, counter_ptr, it_ptr, r_ptr,
     seed, P, D, NB, RPD,
-    FITNESS: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
+    FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr, WIDE: tl.constexpr, FP64: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
@@ -107,7 +107,7 @@ def _refract(
         x = tl.load(x_ptr + off, mask=mask, other=0.0)
 
     if SELECT:
-        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS)
+        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS, USER_FN)
         tl.store(f_ptr + row, f, mask=pm)
         store_block_best(f, pm, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
         tl.store(block_s_ptr + run * NB + block, tl.sum(tl.where(pm, f, 0.0), 0))
@@ -149,7 +149,8 @@ class FusedPRS(FusedIteration):
             theta_ptr=s.theta, x_ptr=s.x, f_ptr=s.f, apex_ptr=s.apex, t_ptr=s.t, mean_ptr=self.mean,
             lower_ptr=self.lower, upper_ptr=self.upper, block_f_ptr=self.block_f, block_i_ptr=self.block_i,
             block_s_ptr=self.block_s, nan_ptr=self.problem.nan_evals, counter_ptr=self.counter, it_ptr=it,
-            P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness, FP64=s.x.dtype == torch.float64,
+            P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness,
+            USER_FN=self.user_fn, FP64=s.x.dtype == torch.float64,
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
         )
         self.move_and_select(_refract, args, s.x, s.f)

@@ -42,7 +42,7 @@ def _move(
     x_ptr, v_ptr, f_ptr, f_in_ptr, pbest_x_ptr, pbest_f_ptr, gbest_x_ptr,
     lower_ptr, upper_ptr, vmax_ptr, coef_ptr, block_f_ptr, block_i_ptr, nan_ptr, counter_ptr, it_ptr, r_ptr,
     seed, P, D, NB, RPD,
-    FITNESS: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
+    FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
@@ -74,7 +74,7 @@ def _move(
             tl.store(it_ptr, tl.load(it_ptr) + 1)
 
     if SELECT:
-        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS)
+        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS, USER_FN)
         tl.store(f_ptr + row, f, mask=pm)
         improved = f < tl.load(pbest_f_ptr + row, mask=pm, other=float("inf"))
         tl.store(pbest_f_ptr + row, f, mask=pm & improved)
@@ -111,6 +111,7 @@ class FusedPSO(FusedIteration):
             lower_ptr=self.lower, upper_ptr=self.upper, vmax_ptr=self.vmax, coef_ptr=self.coef,
             block_f_ptr=self.block_f, block_i_ptr=self.block_i, nan_ptr=self.problem.nan_evals,
             counter_ptr=self.counter, it_ptr=it, P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness,
+            USER_FN=self.user_fn,
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
         )
         self.move_and_select(_move, args, s.x, s.f)

@@ -1,0 +1,77 @@
+"""`TritonFunction`: a user's objective as a `@triton.jit` function of a block of points,
+called inside the fused kernels (here in Triton's interpreter on the CPU; compiled under
+`-m gpu` on CUDA), and by a kernel of its own on the other engines."""
+
+import pytest
+import torch
+
+import heuriscale as hs
+
+triton = pytest.importorskip("triton")
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def sphere(x, mask):
+    return tl.sum(x * x, 1)
+
+
+@triton.jit
+def griewank_like(x, mask):  # a product: the padding must be masked out
+    cosines = tl.where(mask, tl.cos(x), 1.0)
+    return tl.sum(x * x, 1) / 4000.0 - tl.reduce(cosines, 1, _product) + 1.0
+
+
+@triton.jit
+def _product(a, b):
+    return a * b
+
+
+@triton.jit
+def half_nan(x, mask):
+    first = tl.sum(tl.where(tl.arange(0, x.shape[1])[None, :] == 0, x, 0.0), 1)
+    return tl.where(first > 0, float("nan"), tl.sum(x * x, 1))
+
+
+def test_it_evaluates_a_block_of_points(fused_device):
+    problem = hs.TritonFunction(griewank_like, 3, -5, 5).to(fused_device, torch.float64)
+    x = torch.rand(4, 9, 3, dtype=torch.float64, device=fused_device) * 10 - 5
+    want = (x * x).sum(-1) / 4000.0 - torch.cos(x).prod(-1) + 1.0
+    torch.testing.assert_close(problem.evaluate(x), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ["pso", "prs", "fep", "firefly"])
+def test_the_fused_kernels_call_it_inside_and_compute_the_built_in_numbers(algorithm, fused_device):
+    make = {"pso": lambda: hs.PSO(pop_size=16), "prs": lambda: hs.PRS(pop_size=16, max_iters=10),
+            "fep": lambda: hs.FEP(pop_size=16), "firefly": lambda: hs.Firefly(pop_size=16, alpha=0.05)}[algorithm]
+    # PRS feeds every value back through (10)'s mean, so a last-bit difference (compiled code
+    # may contract the two sums alike or not) grows: it is compared over 10 iterations, closely.
+    iters = 10 if fused_device == "cpu" or algorithm == "prs" else 130
+    kw = dict(iters=iters, runs=2, seed=2, device=fused_device, dtype="float64", engine="fused")
+    mine = hs.minimize(hs.TritonFunction(sphere, 3, -100, 100), make(), **kw)
+    built = hs.minimize(hs.get_problem("sphere", dim=3), make(), **kw)
+    assert mine.extra["engine"] == built.extra["engine"]
+    if algorithm == "prs":
+        torch.testing.assert_close(mine.history_f, built.history_f, rtol=1e-9, atol=0)
+    else:
+        assert torch.equal(mine.best_f, built.best_f) and torch.equal(mine.history_f, built.history_f)
+
+
+def test_its_nan_values_are_counted_inside_and_never_best(fused_device):
+    r = hs.minimize(hs.TritonFunction(half_nan, 2, -1, 1), hs.PSO(pop_size=16), iters=10, runs=2, seed=0,
+                    device=fused_device, engine="fused")
+    assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all() and (r.best_x[:, 0] <= 0).all()
+
+
+def test_other_engines_evaluate_it_with_a_kernel_of_its_own(fused_device):
+    r = hs.minimize(hs.TritonFunction(sphere, 3, -5, 5), hs.APO(pop_size=10), iters=5, device=fused_device,
+                    engine="eager", seed=0)
+    assert torch.isfinite(r.best_f).all() and r.evals == 60
+
+
+def test_bad_input_is_one_clear_line(monkeypatch):
+    with pytest.raises(ValueError, match="takes a @triton.jit function"):
+        hs.TritonFunction(lambda x, m: x.sum(1), 2, -1, 1)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    with pytest.raises(ValueError, match="is a Triton function: it runs on CUDA devices"):
+        hs.TritonFunction(sphere, 2, -1, 1).evaluate(torch.zeros(3, 2))
