@@ -116,10 +116,6 @@ class APO(Algorithm):
             raise ValueError(f"apo: pf_max must lie in [0, 1], got {self.pf_max!r}")
         self.np = check_count(self.name, "np", self.np, what=" (neighbour pairs)")
 
-    def ask_init(self, problem: Problem, runs: int) -> Proposal:
-        self.check_dtype(problem.lower.dtype)
-        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
-
     def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> APOState:
         return APOState(x=p.x, f=f, t=torch.zeros((), device=p.x.device, dtype=p.x.dtype))
 

@@ -12,7 +12,8 @@ proposal = algo.ask(problem, state)              # the points to evaluate, propo
 state = algo.tell(problem, state, proposal, f)   # their values f taken: the next state
 ```
 
-(`ask_init` / `tell_init` for the initial population). `step` is ask, evaluate, tell, so
+(`ask_init` / `tell_init` for the initial population: by default a uniform population in
+the box, and the state of it and its values). `step` is ask, evaluate, tell, so
 the same code serves `minimize`, `AskTell` (objectives evaluated outside the process) and
 the engine's fast paths, as evosax and pycma structure it.
 
@@ -131,12 +132,15 @@ class Algorithm:
 
     # -- one iteration: two halves around one evaluation -------------------------------------
     def ask_init(self, problem: Problem, runs: int) -> Proposal:
-        """The initial population's points (and what `tell_init` needs with their values)."""
-        raise NotImplementedError(f"{self.name} defines no ask_init(); see docs/adding-an-algorithm.md")
+        """The initial population's points (and what `tell_init` needs with their values):
+        by default `pop_size` points uniform in the box."""
+        self.check_dtype(problem.lower.dtype)
+        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
 
     def tell_init(self, problem: Problem, proposal: Proposal, f: torch.Tensor) -> State:
-        """The first state, given the values `f` (runs, n) of `proposal.x`."""
-        raise NotImplementedError(f"{self.name} defines no tell_init(); see docs/adding-an-algorithm.md")
+        """The first state, given the values `f` (runs, n) of `proposal.x`: by default the
+        population and its values (override when the state carries more)."""
+        return State(x=proposal.x, f=f)
 
     def ask(self, problem: Problem, state: State) -> Proposal:
         """The points this iteration evaluates (and what `tell` needs with their values)."""
@@ -160,7 +164,7 @@ class Algorithm:
         """True when the algorithm is written as ask/tell halves (what `AskTell` drives); an
         algorithm may instead override `init` and `step` whole, which `minimize` still runs."""
         cls = type(self.stepping())
-        halves = all(getattr(cls, h) is not getattr(Algorithm, h) for h in ("ask_init", "tell_init", "ask", "tell"))
+        halves = cls.ask is not Algorithm.ask and cls.tell is not Algorithm.tell
         return halves and cls.init is Algorithm.init and cls.step is Algorithm.step  # no whole step overriding them
 
     # The engine's evaluation budget: how many points init and each step evaluate per run.

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Proposal, State, check_positive, is_real, uniform
+from .base import Algorithm, Proposal, State, check_positive, is_real
 from .registry import register_algorithm
 
 
@@ -79,13 +79,6 @@ class DE(Algorithm):
         check_positive(self.name, F=self.F)
         if not (is_real(self.CR) and 0 <= self.CR <= 1):
             raise ValueError(f"de: CR must lie in [0, 1], got {self.CR!r}")
-
-    def ask_init(self, problem: Problem, runs: int) -> Proposal:
-        self.check_dtype(problem.lower.dtype)
-        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
-
-    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> State:
-        return State(x=p.x, f=f)
 
     def ask(self, problem: Problem, s: State) -> Proposal:
         runs, n, dim = s.x.shape

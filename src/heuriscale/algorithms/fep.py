@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, Proposal, State, check_count, check_positive, phase, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_count, check_positive, phase
 from .registry import register_algorithm
 
 
@@ -82,10 +82,6 @@ class FEP(Algorithm):
         check_positive(self.name, eta0=self.eta0)
         if self.eta_min is not None:
             check_positive(self.name, eta_min=self.eta_min)
-
-    def ask_init(self, problem: Problem, runs: int) -> Proposal:
-        self.check_dtype(problem.lower.dtype)
-        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
 
     def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> FEPState:
         return FEPState(x=p.x, f=f, eta=torch.full_like(p.x, self.eta0))

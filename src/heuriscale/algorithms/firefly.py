@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Kernels, Proposal, State, check_count, is_real, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_count, is_real
 from .registry import register_algorithm
 
 #: Attractor tile when `tile` is not set: about this many pair weights per tile and run set.
@@ -83,13 +83,6 @@ class Firefly(Algorithm):
             raise ValueError(f"firefly: alpha, beta0 and gamma must be >= 0 (finite numbers), got {given}")
         if self.tile is not None:
             self.tile = check_count(self.name, "tile", self.tile)
-
-    def ask_init(self, problem: Problem, runs: int) -> Proposal:
-        self.check_dtype(problem.lower.dtype)
-        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
-
-    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> State:
-        return State(x=p.x, f=f)
 
     def _tile(self, runs: int, n: int) -> int:
         """Attractors per tile: `tile`, else about PAIRS_PER_TILE pair weights per tile."""
