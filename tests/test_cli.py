@@ -1,6 +1,7 @@
 import json
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from heuriscale.cli import app
@@ -59,3 +60,63 @@ def test_bad_input_exits_non_zero_without_traceback(args, message):
     assert message in res.output
     assert "Traceback" not in res.output
     assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+# -- first contact (issue 28): paths, words, versions ------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["--json", "/proc/x.json"], "--json /proc/x.json cannot be written"),
+    (["--json", "."], "--json . is a folder: give a file path, e.g. result.json"),
+    (["--checkpoint", "/proc/ck"], "--checkpoint /proc/ck cannot be written"),
+    (["--output-image", "x.png"], "--output-image is for the otsu problem, not 'sphere'"),
+])
+def test_every_output_path_is_checked_before_the_first_step(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    started = []
+    import heuriscale.cli as cli
+
+    monkeypatch.setattr(cli, "minimize", lambda *a, **k: started.append(1))  # a run that starts is too late
+    res = CliRunner().invoke(app, ["run", "pso", "--dim", "2", "--iters", "5", "-q", *args])
+    assert res.exit_code == 2 and not started
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], res.stderr
+
+
+@pytest.mark.parametrize("command", [["reproduce", "prs"], ["compare", "-a", "pso", "--suite", "classic"]])
+def test_an_output_folder_that_cannot_be_made_is_refused_first(command, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = CliRunner().invoke(app, [*command, "--out", str(blocker)])
+    assert res.exit_code == 2 and "is a file: give a folder" in res.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["pso", "--engine", "fused", "--device", "cpu"], "use --engine native (its CPU kernels) or --engine eager"),
+    (["de", "--engine", "graph", "--device", "cpu"], "on cpu use --engine eager"),
+    (["pso", "--pop", "1"], "got --pop 1"),
+])
+def test_errors_speak_the_command_lines_words(args, says, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # as on a machine without CUDA outside the tests
+    res = CliRunner().invoke(app, ["run", *args, "--dim", "2", "--iters", "3", "-q"])
+    assert res.exit_code == 2 and says in res.stderr and "engine='" not in res.stderr, res.stderr
+
+
+def test_version_and_warmups_default_device():
+    from heuriscale import __version__
+
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.startswith(f"heuriscale {__version__}")
+    if not torch.cuda.is_available():  # defaults to the devices present: the CPU's kernels here
+        res = CliRunner().invoke(app, ["warmup", "pso", "--problem", "sphere", "--dim", "2"])
+        assert res.exit_code == 0 and "native" in res.stdout, res.output
+
+
+def test_a_background_run_with_a_checkpoint_says_how_to_stop_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "heuriscale", "run", "pso", "--dim", "2", "--iters", "20", "-q",
+                           "--checkpoint", str(tmp_path / "ck"), "--device", "cpu"], capture_output=True, text=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "SIGINT is ignored in this process" in done.stderr and "kill -TERM" in done.stderr

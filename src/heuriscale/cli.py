@@ -29,9 +29,81 @@ out = Console()
 err = Console(stderr=True)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .version import __version__
+
+        typer.echo(f"heuriscale {__version__} (torch {torch.__version__})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    pass
+
+
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # plain text, not markup
+    err.print(f"[bold red]error:[/] {escape(_cli_words(message))}", highlight=False, soft_wrap=True)  # not markup
     raise typer.Exit(2)
+
+
+#: The library's spelling of an argument -> the command line's (errors name what a shell user types).
+_OPTIONS = {"engine": "--engine", "device": "--device", "dtype": "--dtype", "runs": "--runs", "seed": "--seed",
+            "iters": "--iters", "evals": "--evals", "time_limit": "--time-limit", "target": "--target",
+            "checkpoint": "--checkpoint", "resume": "--resume", "checkpoint_every": "--checkpoint-every",
+            "islands": "--islands", "migrate_every": "--migrate-every", "migrants": "--migrants"}
+
+
+def _cli_words(message: str) -> str:
+    """A library message in the command line's words: `engine='eager'` -> `--engine eager`,
+    `device='cpu'` -> `--device cpu`, `iters=...` -> `--iters ...`, `pop_size` -> `--pop`."""
+    import re
+
+    names = "|".join(sorted(_OPTIONS, key=len, reverse=True))
+
+    def option(match: re.Match) -> str:
+        return f"{_OPTIONS[match.group(1)]} {match.group(2).strip(chr(39))}"
+
+    message = re.sub(rf"\b({names})=('[^']*'|\.\.\.|[\w.+-]+)", option, message)
+    message = re.sub(r"\bpop_size=(\d+)", r"--pop \1", message)
+    return re.sub(r"\bpop_size\b(?! ?[=(])", "--pop", message)
+
+
+def _writable(path: Path | None, option: str, folder: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written (a folder where a file
+    goes, a file where a folder goes, no permission, a read-only file system): one line."""
+    if path is None:
+        return
+    import os
+    import tempfile
+
+    if not folder and path.is_dir():
+        _fail(f"{option} {path} is a folder: give a file path, e.g. {path / ('result.json' if option == '--json' else 'run.ckpt')}")
+    if folder and path.exists() and not path.is_dir():
+        _fail(f"{option} {path} is a file: give a folder (it is created if missing)")
+    where = path if folder else path.parent
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        if not folder and path.exists() and not os.access(path, os.W_OK):
+            raise PermissionError(f"no permission to write {path}")
+        with tempfile.NamedTemporaryFile(dir=where, prefix=".heuriscale-write-check-"):
+            pass
+    except OSError as exc:
+        _fail(f"{option} {path} cannot be written ({exc.strerror or exc}): choose a path you can write to")
+
+
+def _warn_if_interrupts_are_ignored(checkpoint: Path | None) -> None:
+    """Shells start background jobs (`cmd &`) with SIGINT ignored: Ctrl-C cannot reach them."""
+    import os
+    import signal
+
+    if checkpoint is not None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN and _lead_rank():
+        err.print(escape(f"note: SIGINT is ignored in this process (a background job?): Ctrl-C cannot stop it; "
+                         f"`kill -TERM {os.getpid()}` ends the current chunk, saves {checkpoint} and exits"),
+                  highlight=False, soft_wrap=True)
 
 
 def _parse_assignments(items: list[str] | None, option: str) -> dict:
@@ -112,6 +184,9 @@ def run(
     prob_params = _parse_assignments(problem_param, "--problem-param")
     prob_params.update({k: v for k, v in (("image", image), ("levels", levels)) if v is not None})
     lead = _lead_rank()
+    for path, option in ((json_path, "--json"), (checkpoint, "--checkpoint"), (output_image, "--output-image")):
+        _writable(path, option)  # before any work: a run's result is never lost to an unwritable path
+    _warn_if_interrupts_are_ignored(checkpoint or resume)
     try:
         _use_cpu_threads(cpu_threads)
         if dist_timeout is not None:
@@ -121,6 +196,8 @@ def run(
 
             os.environ[TIMEOUT_ENV] = str(timeout_seconds(dist_timeout))
         prob = problems.get_problem(problem, dim=dim, **prob_params)
+        if output_image is not None and not hasattr(prob, "save_thresholded"):
+            raise ValueError(f"--output-image is for the otsu problem, not {prob.name!r}")
         algo = algorithms.get_algorithm(algorithm, preset=preset, **algo_params)
         if refine is not None:
             algo = local.Hybrid(algorithm=algo, refine=local.get_refiner(refine, max_iter=refine_iters))
@@ -140,8 +217,6 @@ def run(
         return
     _print_result(result)
     if output_image is not None:
-        if not hasattr(prob, "save_thresholded"):
-            _fail("--output-image is for the otsu problem")
         prob.save_thresholded(result.x, output_image)
         out.print(f"thresholded image written to {output_image}")
     if json_path is not None:
@@ -231,6 +306,8 @@ def reproduce(
     from .studies.reproduce import stored_runs
 
     keys = list(studies.PAPERS) if paper == "all" else [paper]
+    if _lead_rank():
+        _writable(out_dir, "--out", folder=True)  # before any run: the reports must have somewhere to go
     try:
         for key in keys:
             if key not in studies.PAPERS:
@@ -339,6 +416,8 @@ def compare(
     from .studies.compare import plan, run_campaign, stored_runs
 
     started = time.perf_counter()
+    if _lead_rank():
+        _writable(out_dir, "--out", folder=True)  # before any run: the report must have somewhere to go
     try:
         _use_cpu_threads(cpu_threads)
         params: dict = {}
@@ -398,7 +477,8 @@ def warmup(
     pop: Annotated[Optional[int], typer.Option(help="with --problem: population size")] = None,
     runs: Annotated[int, typer.Option(help="with --problem: runs advanced together")] = 1,
     dtype: Annotated[str, typer.Option(help="with --problem: float32 or float64")] = "float32",
-    device: Annotated[str, typer.Option(help="the CUDA device to build for, or cpu (the native Numba kernels)")] = "cuda",
+    device: Annotated[Optional[str], typer.Option(
+        help="the CUDA device to build for, or cpu (the native Numba kernels); default: cuda if present, else cpu")] = None,
 ) -> None:
     """Build the kernels ahead of time (e.g. in a cluster job's prologue); they are cached on disk.
 
@@ -410,6 +490,8 @@ def warmup(
 
     from .engine import resolve_device, warm_up
 
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     names = algorithm_names or algorithms.algorithm_names()
     try:
         for name in names:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .kernels import native_loaded, why_not_fused, why_not_native
+from .kernels import cpu_engines, native_loaded, why_not_fused, why_not_native
 
 #: The engines a run set can step with.
 ENGINES = ("auto", "eager", "graph", "compiled", "fused", "native")
@@ -68,7 +68,8 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
             raise ValueError(f"engine {engine!r} is not available: {reason}")
         return engine
     if engine != "eager" and device.type != "cuda":
-        raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; use engine='eager' on {device}")
+        raise ValueError(f"engine {engine!r} replays CUDA graphs and needs a CUDA device; on {device} use "
+                         f"{cpu_engines(algorithm, problem)}")
     if engine != "eager" and problem.host_bound:
         raise ValueError(f"problem {problem.name!r} is evaluated on the host and cannot be graph-captured; use "
                          "engine='eager', or 'fused' where the algorithm has fused kernels")

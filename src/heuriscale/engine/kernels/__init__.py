@@ -67,16 +67,18 @@ def with_kernels(device_type: str) -> list[str]:
 
 def _none_for(algorithm, kind: str, device_type: str, instead: str) -> str:
     have = ", ".join(map(repr, with_kernels(device_type))) or "none"
-    return f"no {kind} kernel for {algorithm.name!r} (algorithms with one: {have}); use engine={instead!r}"
+    instead = instead if instead.startswith("'") else repr(instead)
+    return f"no {kind} kernel for {algorithm.name!r} (algorithms with one: {have}); use engine={instead}"
 
 
 # -- CUDA: fused Triton kernels ------------------------------------------------------------------
 def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     """None when a fused iteration exists for this algorithm, problem and device; else why not."""
     if declared(algorithm, "cuda") is None:
-        return _none_for(algorithm, "fused", "cuda", "compiled")
+        instead = "compiled" if device.type == "cuda" else cpu_engines(algorithm, problem).removeprefix("engine=")
+        return _none_for(algorithm, "fused", "cuda", instead)
     if device.type != "cuda" and not interpreted():
-        return f"fused kernels run on CUDA devices, not on {device}; use engine='eager' there"
+        return f"fused kernels run on CUDA devices, not on {device}; use {cpu_engines(algorithm, problem)} there"
     if importlib.util.find_spec("triton") is None:
         return "fused kernels need Triton (installed with CUDA builds of torch); use engine='compiled'"
     if problem.stochastic:
@@ -107,6 +109,13 @@ def why_not_native(algorithm, problem, device: torch.device) -> str | None:
         return _none_for(algorithm, "native CPU", "cpu", "eager")
     owner, module = _module(algorithm, "cpu")
     return getattr(module, "unsupported", lambda algo: None)(owner)
+
+
+def cpu_engines(algorithm, problem) -> str:
+    """What to use on the CPU instead, best first (for error messages)."""
+    if why_not_native(algorithm, problem, torch.device("cpu")) is None:
+        return "engine='native' (its CPU kernels) or engine='eager'"
+    return "engine='eager'"
 
 
 def native_iteration(algorithm, problem, runs: int, target: float | None, seed: int):
