@@ -21,7 +21,6 @@ atomically; `AskTell.load(path)` continues it (and `ask()` then returns those sa
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +29,9 @@ import torch
 from ..algorithms import Algorithm, get_algorithm
 from ..algorithms.base import Proposal
 from ..problems import Problem, get_problem
-from ..problems.base import check_fitness
 from . import checkpoint as checkpoints
 from .arguments import as_algorithm, as_problem, check_count, steps_allowed
+from .progress import EvaluationsBar
 from .result import Result
 from .runner import Runner
 
@@ -72,7 +71,7 @@ class AskTell:
         self._runner = Runner(problem, algo, runs=runs, device=device, dtype=dtype, seed=seed, engine="eager",
                               islands=False, start=False)
         self._pending: Proposal | None = None
-        self._bar = _Bar(self) if progress else None
+        self._bar = EvaluationsBar(self) if progress else None
 
     # -- the loop ---------------------------------------------------------------------------
     def ask(self) -> torch.Tensor:
@@ -89,8 +88,7 @@ class AskTell:
                 else:
                     proposal = runner.algorithm.ask(runner._guarded, runner.state)
             self._pending = proposal
-        x = self._pending.x.clone()  # the caller's copy: what it does to it changes no run
-        return x[0] if runner.runs == 1 else x
+        return self._of_runs(self._pending.x.clone())  # the caller's copy: what it does to it changes no run
 
     def tell(self, values) -> None:
         """The values of the points of the last `ask()`, in their order: a tensor, a NumPy array
@@ -100,10 +98,7 @@ class AskTell:
             if self.done:
                 raise ValueError(f"tell() after the budget ({self._spent()}): nothing was asked; read result()")
             raise ValueError("tell() without ask(): call ask() for the points to evaluate, then tell() their values")
-        f = self._values(values)  # every check first: a refused tell changes nothing
-        nan = torch.isnan(f)
-        runner._guarded.nan_evals += nan.sum(1)
-        f = torch.where(nan, torch.inf, f)
+        f = runner._guarded.take(self._values(values), self._pending.x, "tell()")  # checked before it counts
         proposal, self._pending = self._pending, None
         with runner._rng, torch.no_grad():
             if runner.state is None:
@@ -114,7 +109,7 @@ class AskTell:
             self._bar.update()
 
     def _values(self, values) -> torch.Tensor:
-        """`values` as a (runs, n) tensor of the run's dtype on its device, or a one-line error."""
+        """`values` as a (runs, n) tensor on the run's device, or a one-line error."""
         runner, x = self._runner, self._pending.x
         want = tuple(x.shape[:-1]) if runner.runs > 1 else (x.shape[1],)
         try:
@@ -125,8 +120,7 @@ class AskTell:
         if tuple(f.shape) != want:
             raise ValueError(f"tell() expects one value per point of the last ask(), shape {want}, "
                              f"got shape {tuple(f.shape)}")
-        f = f.reshape(x.shape[:-1]).to(x.device)
-        return check_fitness(f, x, "tell()").to(x.dtype)
+        return f.reshape(x.shape[:-1]).to(x.device)
 
     # -- where it stands ------------------------------------------------------------------------
     @property
@@ -163,14 +157,12 @@ class AskTell:
     @property
     def best_f(self) -> torch.Tensor:
         """The best value told so far: a 0-d tensor for one run, (runs,) for several."""
-        best = self._started_runner().best_f
-        return best[0] if self.runs == 1 else best
+        return self._of_runs(self._started_runner().best_f)
 
     @property
     def best_x(self) -> torch.Tensor:
         """Where it was: (D,) for one run, (runs, D) for several."""
-        best = self._started_runner().best_x
-        return best[0] if self.runs == 1 else best
+        return self._of_runs(self._started_runner().best_x)
 
     def result(self) -> Result:
         """The runs so far as a `Result`, as `minimize` returns them."""
@@ -183,6 +175,10 @@ class AskTell:
         """Close the progress bar (if any)."""
         if self._bar is not None:
             self._bar.close()
+
+    def _of_runs(self, t: torch.Tensor) -> torch.Tensor:
+        """`t` (runs, ...) as the caller sees it: without the runs axis for one run."""
+        return t[0] if self.runs == 1 else t
 
     def _started_runner(self) -> Runner:
         if not self.started:
@@ -199,8 +195,7 @@ class AskTell:
         if self.started:
             saved = runner.state_dict()
         else:
-            saved = {"heuriscale_checkpoint": checkpoints.FORMAT, "version": checkpoints.version(),
-                     "config": runner.config(), "rng": runner._rng.get_state()}
+            saved = {**checkpoints.header(runner.config()), "rng": runner._rng.get_state()}
         pending = None if self._pending is None else {k: v.detach().cpu() for k, v in vars(self._pending).items()}
         saved["ask_tell"] = {"budget": dict(self.budget), "started": self.started, "pending": pending}
         return saved
@@ -210,9 +205,7 @@ class AskTell:
         made with the same configuration and not yet told anything."""
         if self.started or self._pending is not None:
             raise ValueError("load a checkpoint into a new AskTell (this one has asked already)")
-        if "ask_tell" not in saved:
-            raise ValueError(f"{source} holds a minimize() run, not an AskTell one: continue it with resume=")
-        mine = saved["ask_tell"]
+        mine = _ask_tell_part(saved, source)
         if mine["budget"] != self.budget:
             raise ValueError(f"checkpoint {source} is for another budget: {mine['budget']}, now {self.budget}; "
                              "make the AskTell with the same evals/iters (or use AskTell.load)")
@@ -235,18 +228,17 @@ class AskTell:
         """The AskTell saved at `path`, continued: its algorithm from the registry, its problem
         rebuilt (a box without a problem, or a registered name), or `problem` as you give it."""
         saved = checkpoints.load(path)
-        if "ask_tell" not in saved:
-            raise ValueError(f"{path} holds a minimize() run, not an AskTell one: continue it with resume=")
+        budget = _ask_tell_part(saved, path)["budget"]
         config = saved["config"]
         described = config["problem"]
         if problem is None:
-            lower, upper = _bounds(described)
+            lower, upper = described["bounds"]
             problem = (AskedProblem(described["dim"], lower, upper) if described["name"] == AskedProblem.name
                        else get_problem(described["name"], dim=described["dim"]))
         params = dict(config["algorithm"])
         algorithm = get_algorithm(params.pop("name"), **params)
         opt = cls(algorithm, problem, runs=config["runs"], seed=config["seed"], dtype=config["dtype"],
-                  device=device or config["device_type"], progress=progress, **saved["ask_tell"]["budget"])
+                  device=device or config["device_type"], progress=progress, **budget)
         opt.load_state_dict(saved, str(path))
         return opt
 
@@ -279,32 +271,8 @@ def _the_algorithm(algorithm, options: dict) -> Algorithm:
     return algo
 
 
-def _bounds(described: dict):
-    bounds = described["bounds"]
-    return bounds[0], bounds[1]
-
-
-class _Bar:
-    """Evaluations told of the budget, evaluations per second and the best value (rich)."""
-
-    def __init__(self, opt: AskTell) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.opt, self.started = opt, time.perf_counter()
-        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
-                                 TimeElapsedColumn())
-        total = None
-        if opt.max_steps != float("inf"):
-            total = opt.algorithm.evals_per_init() + opt.max_steps * opt.algorithm.evals_per_step()
-        self.task = self.progress.add_task(f"{opt.algorithm.name} (ask/tell)", total=total, status="")
-        self.progress.start()
-
-    def update(self) -> None:
-        opt = self.opt
-        rate = opt.evals * opt.runs / max(time.perf_counter() - self.started, 1e-9)
-        best = float(opt._runner.best_f.min())
-        self.progress.update(self.task, completed=opt.evals,
-                             status=f"{opt.evals:,} evaluations, {rate:,.1f}/s  best {best:.6g}")
-
-    def close(self) -> None:
-        self.progress.stop()
+def _ask_tell_part(saved: dict, source) -> dict:
+    """What an AskTell adds to a checkpoint, or a clear error for one `minimize` wrote."""
+    if "ask_tell" not in saved:
+        raise ValueError(f"{source} holds a minimize() run, not an AskTell one: continue it with resume=")
+    return saved["ask_tell"]

@@ -36,7 +36,10 @@ ENGINES = ("auto", "eager", "graph", "compiled", "fused", "native")
 
 #: A fast step takes at most this fraction of an eager step (H100, docs/benchmarks.md speed
 #: table: the fused kernels took 1-17% of an eager step, the compiled step 2-47%; CPU,
-#: benchmarks/cpu.py: the native kernels took 1-50% of an eager step).
+#: benchmarks/cpu.py: the native kernels took 1-50% of an eager step). `fused_host`, the
+#: fused kernels around a host objective, is a rounded estimate: on the H100,
+#: benchmarks/user_objectives.py measured 57-92% of eager for NumPy, Numba and scalar
+#: objectives at 32 x 2 and 1,024 x 30, 80-101% at 65,536 x 2 (docs/benchmarks.md).
 STEP_FRACTION = {"fused": 0.25, "compiled": 0.6, "native": 0.5, "fused_host": 0.6}
 #: Seconds a fast path's setup takes when the on-disk kernel caches are warm (H100,
 #: benchmarks/first_run.py in docs/benchmarks.md: fused 0.61-0.75 s for PRS, FEP, PSO and
@@ -95,12 +98,26 @@ def decide(fast: str, steps: float, chunk: int, t_eager: float, t_launch: float)
         return Choice("eager", f"{steps} steps are fewer than one {chunk}-step chunk: nothing to replay")
     if math.isinf(steps):
         return Choice(fast, "no step budget (time limit or target): the fast path repays its setup over time")
-    eager_total = steps * t_eager
-    setup = BUILD_WARM[fast] + t_eager + chunk * t_launch
-    fast_total = setup + steps * STEP_FRACTION[fast] * t_eager
+    return _weigh(fast, steps, t_eager, BUILD_WARM[fast] + t_eager + chunk * t_launch, STEP_FRACTION[fast],
+                  "warm kernel caches")
+
+
+def _weigh(fast: str, steps: float, t_eager: float, setup: float, fraction: float, caches: str,
+           note: str = "") -> Choice:
+    """`fast` or eager, whichever costs less over `steps` steps: eager steps of `t_eager`
+    against `setup` plus steps at `fraction` of one; the reason says the sums."""
+    eager_total, fast_total = steps * t_eager, setup + steps * fraction * t_eager
     costs = (f"eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(eager_total)}; {fast} ~{_seconds(fast_total)} "
-             f"(setup ~{_seconds(setup)} with warm kernel caches, steps at <= {STEP_FRACTION[fast]:.0%} of eager)")
+             f"(setup ~{_seconds(setup)} with {caches}, steps at <= {fraction:.0%} of eager{note})")
     return Choice(fast, costs) if fast_total < eager_total else Choice("eager", costs)
+
+
+def _timed_eager_step(runner) -> tuple[float, float]:
+    """`runner.time_eager_step()`, its seconds counted as the runner's setup."""
+    started = time.perf_counter()
+    timed = runner.time_eager_step()
+    runner.setup_time += time.perf_counter() - started
+    return timed
 
 
 def choose(runner, steps: float, profile: bool = False, time_limit: float | None = None) -> Choice:
@@ -120,10 +137,7 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
     fast = fast_engine(runner.algorithm, problem, device)
     if steps < runner.chunk or math.isinf(steps):
         return decide(fast, steps, runner.chunk, 0.0, 0.0)
-    started = time.perf_counter()
-    t_eager, t_launch = runner.time_eager_step()
-    runner.setup_time += time.perf_counter() - started
-    return decide(fast, steps, runner.chunk, t_eager, t_launch)
+    return decide(fast, steps, runner.chunk, *_timed_eager_step(runner))
 
 
 def _choose_for_host_objective(runner, steps: float) -> Choice:
@@ -136,15 +150,9 @@ def _choose_for_host_objective(runner, steps: float) -> Choice:
     if math.isinf(steps):
         return Choice("fused", "no step budget: the fused kernels repay their setup over time (no graph: the "
                                f"problem {runner.problem.name!r} is evaluated on the host)")
-    started = time.perf_counter()
-    t_eager, _ = runner.time_eager_step()
-    runner.setup_time += time.perf_counter() - started
-    eager_total = steps * t_eager
-    fused_total = BUILD_WARM["fused"] + steps * STEP_FRACTION["fused_host"] * t_eager
-    costs = (f"eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(eager_total)}; fused ~{_seconds(fused_total)} "
-             f"(setup ~{_seconds(BUILD_WARM['fused'])} with warm kernel caches, steps at <= "
-             f"{STEP_FRACTION['fused_host']:.0%} of eager, no graph: the problem is evaluated on the host)")
-    return Choice("fused", costs) if fused_total < eager_total else Choice("eager", costs)
+    t_eager, _ = _timed_eager_step(runner)
+    return _weigh("fused", steps, t_eager, BUILD_WARM["fused"], STEP_FRACTION["fused_host"], "warm kernel caches",
+                  ", no graph: the problem is evaluated on the host")
 
 
 def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None) -> Choice:
@@ -162,13 +170,8 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
         return Choice("native", "no step budget (time limit or target): the native kernels repay their setup over time")
     if steps < runner.chunk:  # and timing eager steps would call the objective for nothing
         return Choice("eager", f"{steps} steps are fewer than {runner.chunk}: not worth loading kernels")
-    started = time.perf_counter()
-    t_eager, _ = runner.time_eager_step()
-    runner.setup_time += time.perf_counter() - started
-    eager_total, native_total = steps * t_eager, setup + steps * STEP_FRACTION["native"] * t_eager
-    costs = (f"eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(eager_total)}; native ~{_seconds(native_total)} "
-             f"(setup ~{_seconds(setup)} with a warm disk cache, steps at <= {STEP_FRACTION['native']:.0%} of eager)")
-    return Choice("native", costs) if native_total < eager_total else Choice("eager", costs)
+    t_eager, _ = _timed_eager_step(runner)
+    return _weigh("native", steps, t_eager, setup, STEP_FRACTION["native"], "a warm disk cache")
 
 
 def _seconds(s: float) -> str:

@@ -98,12 +98,18 @@ def check_compatible(saved: dict, current: dict, path) -> bool:
 
 
 # -- a runner's state, taken and given back ------------------------------------------------------
+def header(config: dict) -> dict:
+    """What every checkpoint starts with: its format, the version that wrote it, the run set's
+    configuration (what a resumed run must agree on)."""
+    return {"heuriscale_checkpoint": FORMAT, "version": version(), "config": config}
+
+
 def capture(runner) -> dict:
     """Everything needed to continue `runner`'s runs (tensors on the CPU): `Runner.state_dict`."""
     cpu = lambda t: t.detach().cpu().clone()  # noqa: E731
     kernels = runner._kernels
     return {
-        "heuriscale_checkpoint": FORMAT, "version": version(), "config": runner.config(),
+        **header(runner.config()),
         "device": str(runner.device), "iteration": runner.iteration, "elapsed": runner.elapsed(),
         "setup_time": runner.setup_time, "extra_evals": runner._extra_evals,
         "extra": json.dumps(runner._extra, default=str),
@@ -123,8 +129,7 @@ def restore(runner, saved: dict, source: str = "checkpoint") -> None:
         raise ValueError(f"load a checkpoint into a new runner (this one is at iteration {runner.iteration})")
     same_device = check_compatible(saved["config"], runner.config(), source)
     on_device = lambda t: t.to(runner.device)  # noqa: E731
-    state = _state(runner.algorithm.state_type, saved["state"], source)
-    state = type(state)(**{k: on_device(v) for k, v in vars(state).items()})
+    state = _state(runner.algorithm.state_type, {k: on_device(v) for k, v in saved["state"].items()}, source)
     runner.state = state if runner._kernels is None else runner._kernels.prepare(state)
     runner.best_x, runner.best_f = on_device(saved["best_x"]), on_device(saved["best_f"])
     runner._hit_iter, runner._it = on_device(saved["hit_iter"]), on_device(saved["it"])

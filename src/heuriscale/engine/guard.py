@@ -23,7 +23,13 @@ class Guarded(ProblemWrapper):
 
     def evaluate(self, x: torch.Tensor) -> torch.Tensor:
         with phase("evaluation"):
-            f = check_fitness(self.inner.evaluate(x), x, self.inner.name).to(x.dtype)
+            f = self.inner.evaluate(x)
+        return self.take(f, x, self.inner.name)
+
+    def take(self, f: torch.Tensor, x: torch.Tensor, who: str) -> torch.Tensor:
+        """The values `f` of the points `x`, checked (an error naming `who` and changing
+        nothing if they are unusable), in x's dtype, NaN counted per run and made +inf."""
+        f = check_fitness(f, x, who).to(x.dtype)
         nan = torch.isnan(f)
         self.nan_evals += nan.reshape(nan.shape[0], -1).sum(1)
         return torch.where(nan, torch.inf, f)

@@ -1,4 +1,5 @@
-"""The progress bar of `minimize(..., progress=True)` and `heuriscale run` (rich)."""
+"""The progress bars of `minimize(..., progress=True)` / `heuriscale run` and of
+`AskTell(..., progress=True)` (rich)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,10 @@ class ProgressBar:
     and what the engine is doing when it blocks (building kernels)."""
 
     def __init__(self, runner, max_steps: float, time_limit: float | None) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
         self.by_time = math.isinf(max_steps)
         self.total = time_limit if self.by_time else max_steps
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(), TimeRemainingColumn(), transient=False,
-        )
-        label = f"{runner.algorithm.name} on {runner.problem.name}"
-        self.task = self.progress.add_task(label, total=self.total, status="")
+        self.progress, self.task = _started(f"{runner.algorithm.name} on {runner.problem.name}", self.total)
         self.last = 0.0
-        self.progress.start()
 
     def update(self, runner) -> None:
         now = time.perf_counter()
@@ -40,3 +33,35 @@ class ProgressBar:
 
     def close(self) -> None:
         self.progress.stop()
+
+
+class EvaluationsBar:
+    """An ask/tell loop's evaluations told (of its budget), evaluations per second, best value."""
+
+    def __init__(self, opt) -> None:
+        self.opt, self.started = opt, time.perf_counter()
+        total = None
+        if not math.isinf(opt.max_steps):
+            total = opt.algorithm.evals_per_init() + opt.max_steps * opt.algorithm.evals_per_step()
+        self.progress, self.task = _started(f"{opt.algorithm.name} (ask/tell)", total)
+
+    def update(self) -> None:
+        opt = self.opt
+        rate = opt.evals * opt.runs / max(time.perf_counter() - self.started, 1e-9)
+        best = float(opt._runner.best_f.min())
+        self.progress.update(self.task, completed=opt.evals,
+                             status=f"{opt.evals:,} evaluations, {rate:,.1f}/s  best {best:.6g}")
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _started(label: str, total: float | None):
+    """A started rich progress display with one task: its label, a bar, a status text, times."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
+                        TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+    task = progress.add_task(label, total=total, status="")
+    progress.start()
+    return progress, task

@@ -110,7 +110,6 @@ class Runner:
         best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
         hit = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
         self.best_x, self._hit_iter, self.best_f = self._track(self.state, self.state.x[:, 0], hit, self._it, best_f)
-        self._history = History()
         self._history.record(0, self.best_f)
         if self.engine in ("fused", "native"):
             self._prepare_kernels()

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .base import BoundLike, Problem, check_fitness, count_points, fitness_error
-from .parallel import BadValue, Workers, real_number
+from .parallel import BadValue, Workers, check_workers, real_number
 
 class ObjectiveError(ValueError):
     """An objective's own one-line error that says all there is (e.g. it does not compile)."""
@@ -78,6 +78,7 @@ class _HostFunction(Problem):
         super().__init__(dim, lower, upper, optimum_f=optimum_f, optimum_x=optimum_x)
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "function")
+        self._pinned_buffers: dict = {}  # the device round trip's host buffers, by shape
 
     def _evaluate_rows(self, rows: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -100,7 +101,7 @@ class _HostFunction(Problem):
 
     def _pinned(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         n, key = x.numel() // self.dim, (x.numel(), x.dtype, x.device)
-        buffers = self.__dict__.setdefault("_pinned_buffers", {})
+        buffers = self._pinned_buffers
         if key not in buffers:
             buffers.clear()  # one size at a time: a run set evaluates one shape
             buffers[key] = (torch.empty(n, self.dim, dtype=x.dtype, pin_memory=True),
@@ -179,9 +180,7 @@ class ScalarFunction(_HostFunction):
         executor: Executor | None = None,
     ) -> None:
         super().__init__(fn, dim, lower, upper, name=name, optimum_f=optimum_f, optimum_x=optimum_x)
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-        self.workers = workers
+        self.workers = workers if workers is None else check_workers(workers)
         self._pool = Workers(executor=executor) if executor is not None else (
             Workers(workers) if (workers or 1) > 1 else None)
 

@@ -49,6 +49,13 @@ def real_number(value) -> float:
     raise BadValue(f"{value!r}{'' if value is None else f' (a {type(value).__name__})'} as one point's value")
 
 
+def check_workers(workers) -> int:
+    """`workers` if it is a worker count (an integer >= 1), else a clear error."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    return workers
+
+
 def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -58,8 +65,8 @@ class Workers:
     a `concurrent.futures` executor of your own (not shut down by `close`)."""
 
     def __init__(self, workers: int | None = None, *, executor: Executor | None = None) -> None:
-        if executor is None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        if executor is None:
+            check_workers(workers)
         self.workers = workers or getattr(executor, "_max_workers", 4)
         self._executor, self._own = executor, executor is None
 

@@ -67,15 +67,14 @@ def with_kernels(device_type: str) -> list[str]:
 
 def _none_for(algorithm, kind: str, device_type: str, instead: str) -> str:
     have = ", ".join(map(repr, with_kernels(device_type))) or "none"
-    instead = instead if instead.startswith("'") else repr(instead)
-    return f"no {kind} kernel for {algorithm.name!r} (algorithms with one: {have}); use engine={instead}"
+    return f"no {kind} kernel for {algorithm.name!r} (algorithms with one: {have}); use {instead}"
 
 
 # -- CUDA: fused Triton kernels ------------------------------------------------------------------
 def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     """None when a fused iteration exists for this algorithm, problem and device; else why not."""
     if declared(algorithm, "cuda") is None:
-        instead = "compiled" if device.type == "cuda" else cpu_engines(algorithm, problem).removeprefix("engine=")
+        instead = "engine='compiled'" if device.type == "cuda" else cpu_engines(algorithm, problem)
         return _none_for(algorithm, "fused", "cuda", instead)
     if device.type != "cuda" and not interpreted():
         return f"fused kernels run on CUDA devices, not on {device}; use {cpu_engines(algorithm, problem)} there"
@@ -106,7 +105,7 @@ def why_not_native(algorithm, problem, device: torch.device) -> str | None:
     if importlib.util.find_spec("numba") is None:
         return "native kernels need Numba (pip install numba); use engine='eager'"
     if declared(algorithm, "cpu") is None:
-        return _none_for(algorithm, "native CPU", "cpu", "eager")
+        return _none_for(algorithm, "native CPU", "cpu", "engine='eager'")
     owner, module = _module(algorithm, "cpu")
     return getattr(module, "unsupported", lambda algo: None)(owner)
 

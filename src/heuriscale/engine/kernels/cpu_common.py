@@ -127,9 +127,9 @@ class NativeIteration:
         self._f_in: np.ndarray | None = None  # the values of problems evaluated between kernel calls
 
     def view(self, t: torch.Tensor, shape: tuple[int, ...] | None = None) -> np.ndarray:
-        """`native_view(t)` (reshaped to `shape`), kept per tensor: one costs about a
-        microsecond, and a launch takes a dozen or more, which small populations feel (a
-        problem evaluated between kernel calls launches twice per iteration)."""
+        """`native_view(t)` (reshaped to `shape`), kept per tensor: one costs 0.7-0.9 us
+        (measured on a (32, 2) tensor), and a launch takes a dozen or more, which small
+        populations feel (a problem evaluated between kernel calls launches twice per iteration)."""
         key = (id(t), shape)
         entry = self._views.get(key)
         if entry is None or entry[0] is not t:

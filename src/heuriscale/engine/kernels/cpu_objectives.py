@@ -154,8 +154,6 @@ def objective(fid, x, fdata):
         return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
     if fid == OTSU:
         return otsu(x, fdata)
-    if fid == USER:
-        return call_point(np.int64(fdata[0]), x)
     return spring(x, fid == SPRING_PENALTY, fdata[0])
 
 
@@ -202,7 +200,8 @@ def otsu(x, sums):
 @njit(cache=True, inline="always")
 def value_of(fid, x, fdata):
     """`objective(fid, x, fdata)`, with a user's compiled function called straight through its
-    pointer (not through `objective`'s call and chain of cases: 30 ns a point at 32 x 2)."""
+    pointer, not through `objective`'s call and chain of cases (which cost about 16 ns a point:
+    PSO at 32 x 2 went from 1.85 to 1.35 us per iteration)."""
     if fid == USER:
         return call_point(np.int64(fdata[0]), x)
     return objective(fid, x, fdata)

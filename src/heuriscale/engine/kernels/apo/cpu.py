@@ -313,7 +313,7 @@ class NativeAPO(NativeIteration):
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         other, v = self._spare(s), self.view
-        f_in = v(s.f).reshape(-1) if f_in is None else self.values_in(s, f_in)
+        f_in = self.values_in(s, f_in)
         self.kernel(_steps)(
             v(s.x), v(s.f), v(other.x), v(other.f), v(s.t), v(self.cand), self.order, self.renew, self.kinds,
             self.perm, self.jumps, self.words, self.masked, self.values, self.pulls, self.pair_rows, self.pair_w,
