@@ -17,12 +17,14 @@ NAMES = hs.algorithm_names()
 
 def small(name: str, pop: int = 20, horizon: int = 200, **params) -> hs.Algorithm:
     """`name` with a small population (at least its declared minimum) and, for algorithms that
-    schedule their steps over `max_iters`, a schedule of `horizon` steps, so that a Runner
-    can take it too."""
+    schedule their steps over `max_iters` (or `max_evals`), a schedule of `horizon` steps (of
+    its first population's size), so that a Runner can take it too."""
     cls = algorithm_class(name)
     fields = {f.name for f in dataclasses.fields(cls)}
     if "max_iters" in fields:
         params.setdefault("max_iters", horizon)
+    if "max_evals" in fields:  # a schedule over the evaluation budget (L-SHADE's population reduction)
+        params.setdefault("max_evals", max(pop, cls.min_pop) * (horizon + 1))
     return hs.get_algorithm(name, pop_size=max(pop, cls.min_pop), **params)
 
 
@@ -39,3 +41,10 @@ def spec_only(device_type: str) -> list[str]:
 def each(names: list[str], marks=()) -> list:
     """pytest params, one per name (with `marks`), for algorithms that may be none yet."""
     return [pytest.param(n, id=n, marks=marks) for n in names]
+
+
+#: The registered algorithms whose step a CUDA graph can capture (the graph and compiled engines).
+CAPTURABLE = [n for n in NAMES if algorithm_class(n).graph_capturable]
+
+#: The registered algorithms that offer islands under torchrun.
+ISLANDS = [n for n in NAMES if algorithm_class(n).islands_offered]

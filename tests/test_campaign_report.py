@@ -135,3 +135,68 @@ def test_degenerate_campaigns_report_without_nan(tmp_path, algos, functions, fas
         assert "sign test over N = 3 functions" in md and "PSO lower on 3 of 3" in md
     else:
         assert "No Friedman test" in md and (tmp_path / "cd_D10.png").is_file()
+
+
+def test_one_error_convention_in_every_format_no_negative_no_noise(tmp_path, fast_figures):
+    """Below 1e-8 is 0 (the CEC rule) with a std of 0, whatever the suite; float rounding a hair
+    below f* never prints a negative error; md, html, LaTeX and CSV agree."""
+    runs, meta = campaign(dims=(10,), functions=2)
+    noise = [5e-9, -3e-13, 2.67e-14, 1e-8 - 1e-20, -0.0]
+    for r in runs:
+        if r["function"] == "cec2022-f1" and r["algorithm"] in ("PSO", "APO"):
+            r["error"] = noise[r["repeat"]]
+            r["curve"] = [r["error"] + 1e3 * (1 - x) for x in FRACTIONS[:-1]] + [r["error"]]
+    meta = {**meta, "suite": "classic"}
+    written = write_report(runs, meta, tmp_path, formats=("md", "html", "tex", "csv"))
+    md, page, tex = (written[k].read_text() for k in ("md", "html", "tex"))
+    for text in (md, page):
+        assert not re.search(r"(?<![\w.])-\d", text.replace("+/=/-", "")), "a negative number is printed"
+        assert "e-14" not in text and "e-09" not in text and "e-13" not in text
+    assert not re.search(r"\$-\d", tex) and "10^{-14}" not in tex and "10^{-9}" not in tex
+    header, _, *body = _table(md, "Mean ±")
+    assert body[0][header.index("PSO")].strip("*") == "0 ± 0" and body[0][header.index("APO")].strip("*") == "0 ± 0"
+    rows = list(csv.DictReader(written["csv"].open()))
+    errors = [float(r["error"]) for r in rows if r["function"] == "cec2022-f1" and r["algorithm"] in ("PSO", "APO")]
+    assert errors == [0.0] * 10
+    assert all(float(v) >= 0 for r in rows for k, v in r.items() if k == "error" or k.startswith("curve@"))
+
+
+def test_report_lists_functions_in_natural_order(tmp_path, fast_figures):
+    runs, meta = campaign(dims=(10,), functions=1, repeats=2)
+    runs = [{**r, "function": f"cec2022-f{k}"} for k in (10, 2, 11, 1, 3, 4, 5, 6, 7, 8, 9) for r in runs]
+    md = write_report(runs, meta, tmp_path, formats=("md",))["md"].read_text()
+    header, _, *body = _table(md, "Mean ±")
+    assert [row[0] for row in body] == [f"cec2022-f{k}" for k in range(1, 12)]
+
+
+def test_report_says_when_significance_cannot_be_reached(tmp_path, fast_figures):
+    runs, meta = campaign(dims=(10,), functions=3, repeats=3)  # 3 vs 3 runs: smallest p 0.1, x 3 functions
+    md = write_report(runs, meta, tmp_path, formats=("md",))["md"].read_text()
+    assert "Warning: With 3 runs per algorithm and 3 functions at D = 10" in md and "no function can come out" in md
+    header, _, *body = _table(md, "Wilcoxon")
+    assert body[-1][1:] == ["0/3/0", "0/3/0"]  # every cell '=' although FEP is worst in every run
+    runs, meta = campaign(dims=(10,), functions=3, repeats=5)
+    md = write_report(runs, meta, tmp_path, formats=("md",))["md"].read_text()
+    assert "Warning:" not in md and "a difference can show" in md
+
+
+def test_rebuild_from_runs_csv_and_campaign_json_reads_old_floor_as_zero(tmp_path, fast_figures):
+    """A committed campaign (runs.csv + campaign.json, no store) written when CEC 2022 recorded
+    errors below 1e-8 as 1e-8 is rebuilt with the one convention: those read 0."""
+    import json
+
+    from heuriscale.studies.compare import rebuild_report
+
+    runs, meta = campaign(dims=(10,), functions=2)
+    for r in runs:
+        if r["function"] == "cec2022-f1" and r["algorithm"] == "PSO":
+            r["error"], r["curve"][-1] = 1e-8, 1e-8  # as the old rule recorded a run below 1e-8
+    write_report(runs, meta, tmp_path, formats=("csv",))
+    doc = {"meta": meta, "suite": {"name": "cec2022", "errors_below": 1e-8, "recorded_as": 1e-8}}
+    (tmp_path / "campaign.json").write_text(json.dumps(doc))
+    written = rebuild_report(tmp_path, formats=("md", "csv"))
+    header, _, *body = _table(written["md"].read_text(), "Mean ±")
+    assert body[0][header.index("PSO")].strip("*") == "0 ± 0"
+    assert json.loads(written["json"].read_text())["suite"]["recorded_as"] == 0.0
+    again = rebuild_report(tmp_path, formats=("md", "csv"))  # rebuilding a rebuilt campaign changes nothing
+    assert again["md"].read_text() == written["md"].read_text()

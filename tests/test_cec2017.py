@@ -136,7 +136,7 @@ def test_bad_cec_input():
 def test_missing_opfunu_is_a_clear_error(monkeypatch):
     cec2017.official_data.cache_clear()
     monkeypatch.setattr(cec2022.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ValueError, match="CEC 2017 problems .* pip install 'heuriscale\\[cec\\]'"):
+    with pytest.raises(ValueError, match="CEC 2017 problems .* pip install opfunu"):
         hs.get_problem("cec2017-f3", dim=10)
     monkeypatch.undo()
     cec2017.official_data.cache_clear()

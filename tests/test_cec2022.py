@@ -70,7 +70,7 @@ def test_bad_cec_input():
 def test_missing_opfunu_is_a_clear_error(monkeypatch):
     cec2022.official_data.cache_clear()
     monkeypatch.setattr(cec2022.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ValueError, match="pip install 'heuriscale\\[cec\\]'"):
+    with pytest.raises(ValueError, match="pip install opfunu"):
         hs.get_problem("cec2022-f2", dim=2)
     monkeypatch.undo()
     cec2022.official_data.cache_clear()

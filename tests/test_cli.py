@@ -72,9 +72,10 @@ def test_bad_input_exits_non_zero_without_traceback(args, message):
 def test_every_output_path_is_checked_before_the_first_step(args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     started = []
-    import heuriscale.cli as cli
+    import heuriscale.engine
 
-    monkeypatch.setattr(cli, "minimize", lambda *a, **k: started.append(1))  # a run that starts is too late
+    # a run that starts is too late (the command imports minimize when it runs)
+    monkeypatch.setattr(heuriscale.engine, "minimize", lambda *a, **k: started.append(1))
     res = CliRunner().invoke(app, ["run", "pso", "--dim", "2", "--iters", "5", "-q", *args])
     assert res.exit_code == 2 and not started
     lines = res.stderr.strip().splitlines()

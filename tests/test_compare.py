@@ -4,6 +4,7 @@ computes nothing and rewrites the same bytes, a killed campaign that resumes, ba
 import json
 import math
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from heuriscale import algorithm_names
+from heuriscale import PSO, algorithm_names
 from heuriscale.cli import app
 from heuriscale.interrupt import Interrupted
 from heuriscale.problems import Rotated, Shifted, get_problem
@@ -34,6 +35,13 @@ KWARGS = dict(suite="cec2022", functions=["f1", "f3"], dims=[10], runs=5, evals=
               params={"apo": {"pf_max": 0.2}}, device="cpu")
 TEXT = ("report.md", "tables.tex", "runs.csv", "campaign.json")
 
+
+PROGRESS = re.compile(r".*: \d+ of \d+ runs (stored|done)")
+
+
+def _messages(text: str) -> list[str]:
+    """The non-empty lines of a study's stderr but its progress lines (printed into logs)."""
+    return [line for line in text.splitlines() if line.strip() and not PROGRESS.match(line)]
 
 def _cli(args):
     return CliRunner().invoke(app, args)
@@ -85,7 +93,8 @@ def test_cec2022_suite_is_the_official_one():
         fx = s.fractions(d)
         assert len(fx) == 16 and fx[0] == pytest.approx(d**-3) and fx[10] == pytest.approx(1 / d) and fx[-1] == 1.0
     assert cec2022_fractions(10)[10] * 200_000 == pytest.approx(20_000)
-    assert s.error(300.0 + 5e-9, 300.0) == 1e-8 and s.error(301.5, 300.0) == pytest.approx(1.5)
+    assert s.error(300.0 + 5e-9, 300.0) == 0.0 and s.error(301.5, 300.0) == pytest.approx(1.5)
+    assert s.error(300.0 - 1e-12, 300.0) == 0.0  # float rounding below f*: never a negative error
     assert math.isnan(s.error(float("nan"), 300.0))
 
 
@@ -114,6 +123,9 @@ def test_classic_suite_has_yaos_23_functions_with_their_dimensions_and_budgets()
     assert s.cells(s.resolve(["f1", "f14"]), [30, 2]) == [("yao-f14", 2), ("yao-f1", 30)]
     problem = get_problem("yao-f8", dim=30)
     assert s.error(problem.optimum_f + 1.0, problem.optimum_f) == pytest.approx(1.0)
+    # one convention in every suite: below 1e-8 is 0, never negative (2.67e-14 printed before)
+    assert s.error(problem.optimum_f + 2.67e-14, problem.optimum_f) == 0.0
+    assert s.error(problem.optimum_f - 1e-9, problem.optimum_f) == 0.0
 
 
 def test_problem_params_shift_and_rotate_give_the_cec_treatment():
@@ -158,7 +170,7 @@ def test_tiny_campaign_writes_every_output(campaign):
     for line in lines[1:]:
         cells = line.split(",")
         error, curve = float(cells[5]), [float(v) for v in cells[8:]]
-        assert error >= 1e-8 and curve[-1] == error  # the last point is the final error
+        assert (error == 0 or error >= 1e-8) and curve[-1] == error  # the last point is the final error
         assert all(a >= b for a, b in zip(curve, curve[1:]))  # best-so-far never rises
 
 
@@ -182,7 +194,7 @@ def test_killed_campaign_resumes_without_duplicates(fast_figures, tmp_path, monk
     monkeypatch.setattr(study_module, "execute", counter)
     res = _cli(CAMPAIGN + ["--out", str(out)])
     assert res.exit_code == 143, res.output
-    lines = [line for line in res.output.splitlines() if line.strip()]
+    lines = _messages(res.output)
     assert lines == [f"interrupted: 10 of 20 runs of campaign 'cec2022' are stored in {out / 'results.sqlite'}; "
                      "rerun the same command to resume"]
     assert _rows(out / "results.sqlite") == (10, 10) and not (out / "report.md").exists()
@@ -211,7 +223,7 @@ def test_sigterm_ends_a_campaign_process_which_then_resumes(fast_figures, tmp_pa
     finally:
         proc.kill()
     assert proc.returncode == 143, stderr
-    line = [s for s in stderr.splitlines() if s.strip()]
+    line = _messages(stderr)
     assert len(line) == 1 and line[0].startswith("interrupted: ") and "of 20 runs of campaign 'cec2022'" in line[0]
     stored = _rows(db)[0]
     assert 5 <= stored < 20 and f"interrupted: {stored} of 20" in line[0]
@@ -270,8 +282,23 @@ def test_bad_input_is_one_line_naming_the_choices(extra, message, tmp_path):
 def test_curve_reads_the_last_whole_iteration_within_each_point():
     row = {"best_f": 1.0, "history": {"iter": [0, 1, 2, 4, 6, 8, 10], "f": [9, 8, 7, 5, 4, 3, 2]}}
     # init 10, step 10, 10 iterations: 110 evaluations; points after 5, 35, 55, 90 and 110 evaluations
-    curve, early, earlier = compare_module._curve(row, 10, [5 / 110, 35 / 110, 0.5, 90 / 110, 1.0], 110, 10, 10)
+    ten = PSO(pop_size=10)  # init 10, then 10 per step
+    curve, early, earlier = compare_module._curve(row, 10, [5 / 110, 35 / 110, 0.5, 90 / 110, 1.0], 110, ten)
     assert curve == [9, 7, 5, 3, 1.0]  # 35 -> iteration 2; 55 -> 4; 90 -> 8 (kept); 110 -> final best
     assert (early, earlier) == (1, 0)
-    curve, early, earlier = compare_module._curve(row, 10, [0.6, 1.0], 110, 10, 10)
+    curve, early, earlier = compare_module._curve(row, 10, [0.6, 1.0], 110, ten)
     assert curve == [5, 1.0] and earlier == 1  # iteration 5 was not kept: iteration 4's value
+
+
+def test_cli_warns_before_a_campaign_whose_tests_cannot_reach_alpha(fast_figures, tmp_path):
+    args = [a if a != "5" else "3" for a in CAMPAIGN]  # 3 runs x 2 functions: smallest adjusted p 2 x 0.1
+    res = _cli(args + ["--out", str(tmp_path / "three")])
+    assert res.exit_code == 0, res.output
+    warning = [line for line in res.output.splitlines() if line.startswith("warning: ")]
+    assert len(warning) == 1 and "With 3 runs per algorithm and 2 functions at D = 10" in warning[0]
+    assert "0.2, not below alpha = 0.05" in warning[0] and "at least 5 runs" in warning[0]
+    assert res.output.index("warning: ") < res.output.index("report written to")
+    assert "Warning: With 3 runs" in (tmp_path / "three" / "report.md").read_text()  # the report says it too
+    res = _cli(CAMPAIGN + ["--out", str(tmp_path / "five")])  # 5 runs x 2 functions: 0.016 < 0.05
+    assert res.exit_code == 0 and "warning: " not in res.output
+    assert not (tmp_path / "five" / "results.sqlite.lock").exists()  # a finished campaign leaves no lock file

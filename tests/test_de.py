@@ -114,3 +114,65 @@ def test_runs_like_scipys_rand1bin_at_the_same_budget(function):
     ])
     assert stats.mannwhitneyu(ours, theirs).pvalue > 1e-3, (np.median(ours), np.median(theirs))
     assert np.median(ours) < np.median(f(np.random.default_rng(0).uniform(-5.12, 5.12, (dim, pop))))  # it optimises
+
+
+# -- JADE's current-to-pbest/1 with archive (strategy="current-to-pbest/1") ---------------------
+def test_current_to_pbest_draws_what_jade_says():
+    from heuriscale.algorithms.de import current_to_pbest
+
+    torch.manual_seed(0)
+    runs, n, a = 400, 10, 6
+    x = torch.arange(n, dtype=torch.float64)[None, :, None].expand(runs, n, 1).clone()  # x_i = i
+    archive = (100 + torch.arange(a, dtype=torch.float64))[None, :, None].expand(runs, a, 1).clone()
+    f = torch.rand(runs, n, dtype=torch.float64)
+    order, count = f.argsort(-1), torch.full((runs,), n)
+    archive_n = torch.randint(0, a + 1, (runs,))
+    best = torch.full((runs,), 3)
+    ones, zeros = torch.ones(runs, n, dtype=torch.float64), torch.zeros(runs, n, dtype=torch.float64)
+    # Fw = 1, F = 0: v = x_pbest, one of the 3 best
+    pbest = current_to_pbest(x, order, count, best, archive, archive_n, zeros, ones)[..., 0].long()
+    assert (f.gather(1, pbest) <= f.sort(-1).values[:, 2:3]).all()
+    # Fw = 0, F = 1: v - x_i = x_r1 - x_r2 with r1 in P \ {i}, r2 in P ∪ A \ {i, r1}; A's first archive_n only
+    diff = current_to_pbest(x, order, count, best, archive, archive_n, ones, zeros)[..., 0] - x[..., 0]
+    # recover r1, r2: r1 = diff + r2; r2 either a population index 0..9 or an archive value 100..105
+    seen_archive = 0
+    for r in range(runs):
+        for i in range(n):
+            d = float(diff[r, i])
+            pairs = [(r1, r2) for r1 in range(n) for r2 in list(range(n)) + [100 + k for k in range(int(archive_n[r]))]
+                     if r1 - r2 == d and r1 != i and r2 != i and r2 != r1]
+            assert pairs, (r, i, d)
+            seen_archive += d < -50
+    assert seen_archive > 0  # the archive is drawn from
+
+
+def test_the_archive_keeps_replaced_parents_up_to_its_size():
+    from heuriscale.algorithms.de import archive_keep
+
+    archive, count = torch.zeros(2, 4, 1), torch.tensor([3, 0])
+    parents = torch.arange(1, 6, dtype=torch.float32)[None, :, None].expand(2, 5, 1)
+    joined = torch.tensor([[True, True, False, False, False], [True, False, True, False, False]])
+    kept, n = archive_keep(archive, count, parents, joined, torch.tensor([4, 4]))
+    assert n.tolist() == [4, 2]
+    assert set(kept[1, :2, 0].tolist()) == {1.0, 3.0}  # run 1: both newcomers, first
+    run0 = kept[0, :4, 0].tolist()  # run 0: 4 of its 3 members (0) and 2 newcomers (1, 2)
+    assert set(run0) <= {0.0, 1.0, 2.0} and 2 <= run0.count(0.0) <= 3
+
+
+def test_jade_strategy_runs_keeps_an_archive_and_converges_faster_than_rand_1():
+    problem = hs.get_problem("rosenbrock", dim=10, shift=1)
+    kw = dict(evals=30_000, runs=8, seed=3, device="cpu", dtype="float64")
+    jade = hs.minimize(problem, hs.DE(pop_size=50, strategy="current-to-pbest/1"), **kw)
+    rand = hs.minimize(problem, hs.DE(pop_size=50), **kw)
+    opt = problem.optimum_f
+    assert float((jade.best_f - opt).median()) < 0.1 * float((rand.best_f - opt).median())
+    runner = hs.Runner("sphere", hs.DE(pop_size=20, strategy="current-to-pbest/1"), dim=4, runs=2, seed=0, device="cpu")
+    runner.step(30)
+    assert runner.state.archive.shape == (2, 20, 4) and (runner.state.archive_n > 0).all()
+
+
+@pytest.mark.parametrize("bad, says", [(dict(strategy="best/2"), "strategy must be one of rand/1, current-to-pbest/1"),
+                                       (dict(p=0.0), r"de: p must lie in \(0, 1\]")])
+def test_bad_strategy_settings_are_refused(bad, says):
+    with pytest.raises(ValueError, match=says):
+        hs.DE(**bad)

@@ -20,7 +20,7 @@ from scipy.stats import mannwhitneyu
 
 import heuriscale as hs
 from heuriscale.engine.islands import island_seed, share
-from registered import NAMES, small
+from registered import ISLANDS, NAMES, small
 
 JOB = str(Path(__file__).parent / "jobs" / "dist_job.py")
 ROOT = Path(__file__).parent.parent
@@ -66,8 +66,9 @@ def one_process(tmp_path_factory) -> dict:
     return stored(out)
 
 
-def test_sharded_study_equals_one_process(tmp_path, one_process):
-    done = torchrun(2, "study", tmp_path)
+@pytest.mark.parametrize("world", [2, 4])  # 4 Gloo ranks on 2 cores: the 4-GPU layout, checked on the CPU
+def test_sharded_study_equals_one_process(tmp_path, one_process, world):
+    done = torchrun(world, "study", tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert stored(tmp_path) == one_process  # same runs, same seeds, same numbers and histories
     assert len(one_process) == 21
@@ -139,8 +140,11 @@ def test_every_registered_algorithm_runs_as_islands(tmp_path):
     done = torchrun(2, "every", out, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     ranks = [json.loads(Path(f"{out}.rank{r}").read_text()) for r in range(2)]
-    assert sorted(ranks[0]) == NAMES
+    assert sorted(ranks[0]) == sorted(NAMES)
     for name in NAMES:
+        if name not in ISLANDS:  # refused on every rank alike, before the ranks meet
+            assert "offers no islands" in ranks[0][name]["refused"] and ranks[1][name] == ranks[0][name]
+            continue
         got, theirs = ranks[0][name], ranks[1][name]
         assert {k: v for k, v in theirs.items() if k != "islands"} == {k: v for k, v in got.items() if k != "islands"}
         assert got["islands"]["world"] == 2 and theirs["islands"]["rank"] == 1
@@ -186,6 +190,54 @@ def test_a_failed_rendezvous_is_an_error_not_a_hang(tmp_path):
     outs = procs[0].communicate(timeout=90)
     assert procs[0].returncode != 0
     assert "could not join the process group" in outs[1].strip().splitlines()[-1]
+
+
+def _threads(tmp_path, **env) -> list[dict]:
+    out = tmp_path / "threads.json"
+    done = torchrun(2, "threads", out, **env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(Path(f"{out}.rank{r}").read_text()) for r in range(2)]
+
+
+def test_each_rank_takes_its_share_of_the_cores(tmp_path, monkeypatch):
+    """Issue 28: two ranks on one machine each take cores // 2 threads (at least 1), not every
+    core each, and the result says so; $HEURISCALE_CPU_THREADS overrides the share."""
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # a user's setting would be respected instead
+    monkeypatch.delenv("HEURISCALE_CPU_THREADS", raising=False)
+    for r in _threads(tmp_path):
+        share = max(1, r["cores"] // 2)
+        assert r["local_world"] == 2
+        assert r["cpu_threads"] == share and r["torch_threads"] == share, r
+        assert r["from"] == f"share of {r['cores']} cores among 2 ranks on this machine"
+    ranks = _threads(tmp_path, HEURISCALE_CPU_THREADS=1)
+    assert all(r["cpu_threads"] == 1 and r["from"] == "$HEURISCALE_CPU_THREADS" for r in ranks), ranks
+
+
+def test_an_explicit_thread_setting_wins_over_the_share(monkeypatch):
+    """set_cpu_threads (--cpu-threads) and a user's $NUMBA_NUM_THREADS are kept under torchrun;
+    a bad $HEURISCALE_CPU_THREADS is a one-line error."""
+    numba = pytest.importorskip("numba")
+    from heuriscale.engine import threads as device
+
+    before = numba.get_num_threads(), torch.get_num_threads()
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    monkeypatch.delenv("HEURISCALE_CPU_THREADS", raising=False)
+    try:
+        monkeypatch.setattr(device, "_threads_source", None)
+        monkeypatch.setenv("NUMBA_NUM_THREADS", str(numba.config.NUMBA_NUM_THREADS))
+        assert device.default_cpu_threads() == "$NUMBA_NUM_THREADS"
+        assert numba.get_num_threads() == before[0]  # untouched
+        monkeypatch.delenv("NUMBA_NUM_THREADS")
+        monkeypatch.setattr(device, "_threads_source", None)
+        device.set_cpu_threads(1)
+        assert device.default_cpu_threads() == "set explicitly" and numba.get_num_threads() == 1
+        monkeypatch.setattr(device, "_threads_source", None)
+        monkeypatch.setenv("HEURISCALE_CPU_THREADS", "many")
+        with pytest.raises(ValueError, match=r"\$HEURISCALE_CPU_THREADS='many': give a whole number"):
+            device.default_cpu_threads()
+    finally:
+        numba.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
 
 
 def test_island_shares_and_seeds():

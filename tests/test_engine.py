@@ -77,6 +77,7 @@ def test_result_json_round_trip(tmp_path):
     back = hs.Result.load_json(path)
     assert torch.equal(back.best_x, r.best_x) and torch.equal(back.history_f, r.history_f)
     assert back.algorithm == r.algorithm and back.evals_to_target.tolist() == [-1, -1]
+    assert data["evals_to_target"] == [None, None]  # never reached: null in JSON, not an unexplained -1
     assert set(r.to_numpy()) >= {"best_f", "best_x", "evals", "history_f", "wall_time", "device"}
 
 

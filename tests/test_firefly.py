@@ -45,7 +45,7 @@ def _reference_sequential(x, f, alpha, beta0, gamma, noise):
 @pytest.mark.parametrize("update", ["synchronous", "sequential"])
 def test_matches_double_loop_reference(update, device):
     problem = hs.get_problem("rastrigin", dim=3, bounds=(LB, UB)).to(device, torch.float64)
-    algo = Firefly(pop_size=6, alpha=0.3, beta0=0.8, gamma=0.5, update=update)
+    algo = Firefly(pop_size=6, alpha=0.3, beta0=0.8, gamma=0.5, scale="absolute", update=update)
     torch.manual_seed(0)
     s0 = algo.init(problem, 1)
     torch.manual_seed(1)  # the step's random numbers, drawn the same way
@@ -110,8 +110,59 @@ def test_bad_parameters():
         Firefly(gamma=-1.0)
     with pytest.raises(ValueError, match="firefly needs a population of at least 2"):
         Firefly(pop_size=1)
+    with pytest.raises(ValueError, match="scale must be 'box'"):
+        Firefly(scale="relative")
     p = hs.get_algorithm("firefly", preset="paper002")
-    assert (p.pop_size, p.alpha, p.beta0, p.gamma) == (40, 0.5, 0.2, 1.0)
+    assert (p.pop_size, p.alpha, p.beta0, p.gamma, p.scale) == (40, 0.5, 0.2, 1.0, "absolute")
+
+
+def test_box_relative_coefficients():
+    """scale="box": alpha in units of L and gamma in units of 1/L^2, L the mean side of the box;
+    "absolute" (paper 002's preset): as given, whatever the box."""
+    wide = hs.get_problem("sphere", dim=3, bounds=(-100, 100))
+    uneven = hs.get_problem("sphere", dim=3, bounds=([-1.0, 0.0, -6.0], [1.0, 4.0, 6.0]))  # sides 2, 4, 12: L = 6
+    alpha, beta0, gamma = Firefly(alpha=0.01, beta0=0.5, gamma=2.0).coefficients(wide)
+    assert (float(alpha), beta0, float(gamma)) == pytest.approx((2.0, 0.5, 2.0 / 200**2))
+    alpha, _, gamma = Firefly(alpha=0.01, gamma=2.0).coefficients(uneven)
+    assert (float(alpha), float(gamma)) == pytest.approx((0.06, 2.0 / 36))
+    paper = hs.get_algorithm("firefly", preset="paper002")
+    assert paper.coefficients(wide) == paper.coefficients(uneven) == (0.5, 0.2, 1.0)
+
+
+def test_box_relative_step_is_the_absolute_step_with_resolved_coefficients(device):
+    """The eager step with scale="box" moves exactly as scale="absolute" with alpha L and gamma / L^2."""
+    problem = hs.get_problem("rastrigin", dim=4, bounds=(-50, 30)).to(device, torch.float64)  # L = 80
+    box = Firefly(pop_size=12, alpha=0.01, beta0=0.5, gamma=3.0)
+    absolute = Firefly(pop_size=12, alpha=0.01 * 80, beta0=0.5, gamma=3.0 / 80**2, scale="absolute")
+    torch.manual_seed(0)
+    s0 = box.init(problem, 2)
+    torch.manual_seed(1)
+    a = box.step(problem, s0)
+    torch.manual_seed(1)
+    b = absolute.step(problem, s0)
+    torch.testing.assert_close(a.x, b.x, rtol=1e-12, atol=1e-12)
+    assert not torch.equal(a.x, s0.x)
+
+
+@pytest.mark.parametrize("engine", ["eager", "native"])
+def test_default_solves_a_wide_box(engine):
+    """Issue 28: on CEC 2022 F1 (D = 10, box [-100, 100]^10) gamma = 1 in absolute units made
+    every attraction e^(-gamma r^2) = 0 and the old defaults drifted at random (mean error
+    ~3e4); the box-relative defaults converge. 50,000 evaluations, 5 runs, fixed seed."""
+    problem = hs.get_problem("cec2022-f1", dim=10)
+    kw = dict(evals=50_000, runs=5, seed=0, device="cpu", engine=engine)
+    new = hs.minimize(problem, Firefly(), **kw).best_f - 300.0
+    old = hs.minimize(problem, Firefly(alpha=0.2, beta0=1.0, gamma=1.0, scale="absolute"), **kw).best_f - 300.0
+    assert float(old.mean()) > 1e3  # the old defaults, in absolute units: a random walk
+    assert float(new.mean()) < 1.0 and float(new.max()) < 5.0, new
+
+
+@pytest.mark.slow
+def test_default_on_a_wide_box_at_the_campaign_budget():
+    """The same at the CEC 2022 campaign's budget for D = 10 (200,000 evaluations), 10 runs."""
+    r = hs.minimize("cec2022-f1", Firefly(), dim=10, evals=200_000, runs=10, seed=1, device="cpu", engine="native")
+    err = r.best_f - 300.0
+    assert float(err.mean()) < 0.2 and float(err.max()) < 1.0, err
 
 
 @pytest.mark.gpu

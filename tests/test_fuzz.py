@@ -131,8 +131,16 @@ VALID_PARAMS = {
     "tile": st.sampled_from([None, 1, 7, 64]) | st.integers(1, 100),
     "F": st.sampled_from([0.5, 0.9, 2.0]) | st.floats(1e-3, 2),
     "CR": st.sampled_from([0.9, 0.0, 1.0]) | st.floats(0, 1),
+    "strategy": st.sampled_from(["rand/1", "current-to-pbest/1"]),
+    "p": st.sampled_from([0.05, 0.11, 0.25, 1.0]) | st.floats(1e-3, 1),
+    "H": st.sampled_from([1, 5, 6]) | st.integers(1, 20),
+    "arc_rate": st.sampled_from([1.0, 2.6, 0.1]) | st.floats(0.01, 5),
+    "pop_factor": st.sampled_from([18.0, 25.0, 1.0]) | st.floats(0.5, 30),
+    "final_pop": st.sampled_from([4, 5, 10]),
+    "max_evals": st.sampled_from([None, 1000, 10**5]),
 }
-NASTY_PARAMS = {"mutation": st.sampled_from(["levy", "Cauchy", 3, None]), "update": st.sampled_from(["async", "", 0])}
+NASTY_PARAMS = {"mutation": st.sampled_from(["levy", "Cauchy", 3, None]), "update": st.sampled_from(["async", "", 0]),
+                "strategy": st.sampled_from(["best/1", "", None, 2])}
 #: Each algorithm's parameters (its dataclass fields but the population) and smallest population.
 ALGO_KEYS = {n: [f.name for f in dataclasses.fields(algorithm_class(n)) if f.name != "pop_size"] for n in NAMES}
 MIN_POP = {n: algorithm_class(n).min_pop for n in NAMES}

@@ -28,6 +28,13 @@ SRC = Path(__file__).parents[1] / "src"
 ENV = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
 
 
+PROGRESS = re.compile(r".*: \d+ of \d+ runs (stored|done)")
+
+
+def _messages(text: str) -> list[str]:
+    """The non-empty lines of a study's stderr but its progress lines (printed into logs)."""
+    return [line for line in text.splitlines() if line.strip() and not PROGRESS.match(line)]
+
 def _row(repeat: int, best_f: float = 1.0, n: int = 500) -> dict:
     return {"repeat": repeat, "config": {"algorithm": "pso"}, "seed": repeat, "device": "cpu", "device_name": "cpu",
             "best_f": best_f, "best_x": [0.5] * 8, "evals": 100, "wall_time": 0.25, "setup_time": 0.0,
@@ -133,6 +140,33 @@ def test_second_writer_in_the_same_process_is_refused(tmp_path):
         ResultStore(path)
     first.close()
     ResultStore(path).close()  # closing released the lock
+    assert not (tmp_path / "results.sqlite.lock").exists()  # and removed its file: nothing left behind
+
+
+def test_lock_taken_on_a_file_since_removed_is_retaken_on_the_new_one(tmp_path, monkeypatch):
+    # a writer that opened the lock file just before its holder closed (and unlinked it) must
+    # not keep a lock on the removed file while a third writer locks a new one
+    from heuriscale.studies import store as store_module
+
+    path = tmp_path / "results.sqlite"
+    lock = tmp_path / "results.sqlite.lock"
+    real, calls = store_module._lock_once, []
+
+    def racing(path_, lock_path):
+        fd = real(path_, lock_path)
+        if not calls:  # the first lock is taken on a file that is then replaced
+            calls.append(fd)
+            lock_path.unlink()
+            lock_path.write_text("")
+        return fd
+
+    monkeypatch.setattr(store_module, "_lock_once", racing)
+    store = ResultStore(path)
+    assert len(calls) == 1 and os.path.samestat(os.fstat(store._lock_fd), os.stat(lock))
+    with pytest.raises(StoreError, match="already open for writing in this process"):
+        ResultStore(path)
+    store.close()
+    assert not lock.exists()
 
 
 HOLDER = textwrap.dedent("""
@@ -348,7 +382,7 @@ def _interrupt_midway(out: Path, signum: int) -> tuple[int, int, dict]:
         proc.kill()
     assert proc.returncode == 128 + signum, stderr
     assert "Traceback" not in stderr and "Aborted" not in stderr
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = _messages(stderr)
     assert len(lines) == 1, stderr
     stored, total, where = MESSAGE.fullmatch(lines[0]).groups()
     assert Path(where) == db

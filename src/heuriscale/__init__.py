@@ -4,21 +4,30 @@
 >>> result = hs.minimize("rastrigin", "pso", dim=10, iters=200, runs=4, seed=0, device="cpu")
 >>> result.best_f.shape
 torch.Size([4])
+
+The names below are imported on first use (PEP 562), so that `import heuriscale` (and the
+command line's help, `heuriscale list` and its argument errors) do not wait for torch.
 """
 
-from .algorithms import APO, DE, FEP, PRS, PSO, Firefly, Algorithm, Kernels, State, algorithm_names, get_algorithm, register_algorithm
-from .engine import AskTell, Result, Runner, minimize, set_cpu_threads
-from .problems import (
-    NumpyFunction,
-    Problem,
-    ScalarFunction,
-    TorchFunction,
-    Workers,
-    get_problem,
-    problem_names,
-    register_problem,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from .version import __version__
+
+#: Public name -> the module that defines it (imported when the name is first used).
+_WHERE = {
+    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JSO", "LSHADE", "PRS", "PSO", "Firefly", "Algorithm", "Kernels", "State",
+                     "algorithm_names", "get_algorithm", "register_algorithm"), ".algorithms"),
+    **dict.fromkeys(("AskTell", "Result", "Runner", "minimize", "set_cpu_threads"), ".engine"),
+    **dict.fromkeys(("NumpyFunction", "Problem", "ScalarFunction", "TorchFunction", "Workers", "get_problem",
+                     "problem_names", "register_problem"), ".problems"),
+    "NumbaFunction": ".problems.compiled",  # imports Numba
+    "TritonFunction": ".problems.triton_function",  # imports Triton
+}
+
+_SUBPACKAGES = ("algorithms", "engine", "problems", "local", "studies", "viz", "interrupt", "cli")
 
 __all__ = [
     "minimize",
@@ -44,22 +53,37 @@ __all__ = [
     "FEP",
     "Firefly",
     "DE",
+    "LSHADE",
+    "JSO",
+    "CMAES",
     "Kernels",
     "get_algorithm",
     "algorithm_names",
     "register_algorithm",
+    "__version__",
 ]
+
+if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ imports on demand
+    from .algorithms import APO, CMAES, DE, JSO, LSHADE, FEP, PRS, PSO, Algorithm, Firefly, Kernels, State  # noqa: F401
+    from .algorithms import algorithm_names, get_algorithm, register_algorithm  # noqa: F401
+    from .engine import AskTell, Result, Runner, minimize, set_cpu_threads  # noqa: F401
+    from .problems import NumpyFunction, Problem, ScalarFunction, TorchFunction, Workers  # noqa: F401
+    from .problems import get_problem, problem_names, register_problem  # noqa: F401
+    from .problems.compiled import NumbaFunction  # noqa: F401
+    from .problems.triton_function import TritonFunction  # noqa: F401
 
 
 def __getattr__(name: str):
-    """`hs.NumbaFunction` and `hs.TritonFunction` on first use (they import Numba and Triton, which
-    `import heuriscale` does not need)."""
-    if name == "NumbaFunction":
-        from .problems.compiled import NumbaFunction
+    if name in _SUBPACKAGES:  # `heuriscale.problems` after a bare `import heuriscale`
+        return importlib.import_module(f".{name}", __name__)
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    if where in (".algorithms", ".engine", ".problems"):
+        globals()[name] = value  # next time without this hook
+    return value
 
-        return NumbaFunction
-    if name == "TritonFunction":
-        from .problems.triton_function import TritonFunction
 
-        return TritonFunction
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import dataclasses
-import inspect
+import logging
 from pathlib import Path
 from typing import Annotated, Optional
 
-import torch
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import algorithms, local, problems
-from .engine import Result, minimize
-from .engine.distributed import DistributedError
+from . import catalog
 from .interrupt import Interrupted
+
+# torch and the library are imported inside the commands that run something: help, `list`,
+# `--version` and argument errors answer without waiting for torch (about a second).
 
 app = typer.Typer(
     add_completion=False,
@@ -31,9 +30,15 @@ err = Console(stderr=True)
 
 def _print_version(value: bool) -> None:
     if value:
+        from importlib.metadata import PackageNotFoundError, version
+
         from .version import __version__
 
-        typer.echo(f"heuriscale {__version__} (torch {torch.__version__})")
+        try:
+            torch_version = version("torch")  # without importing it
+        except PackageNotFoundError:
+            torch_version = "not installed"
+        typer.echo(f"heuriscale {__version__} (torch {torch_version})")
         raise typer.Exit()
 
 
@@ -42,7 +47,24 @@ def _options(
     version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
                                           help="print the version and exit")] = False,
 ) -> None:
-    pass
+    _show_library_notices()
+
+
+class _Notices(logging.Handler):
+    """The library's notices (logger `heuriscale`, e.g. "building the native CPU kernels of
+    fep ...") as lines on stderr, printed through the console so that live bars stay whole."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _lead_rank():
+            err.print(escape(self.format(record)), style="dim", highlight=False, soft_wrap=True)
+
+
+def _show_library_notices() -> None:
+    log = logging.getLogger("heuriscale")
+    if not any(isinstance(h, _Notices) for h in log.handlers):
+        log.addHandler(_Notices())
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 def _fail(message: str) -> None:
@@ -93,6 +115,22 @@ def _writable(path: Path | None, option: str, folder: bool = False) -> None:
             pass
     except OSError as exc:
         _fail(f"{option} {path} cannot be written ({exc.strerror or exc}): choose a path you can write to")
+
+
+#: Modules a command needs beyond torch, and why (all in the base install; checked in case an
+#: install skipped them, e.g. pip install --no-deps).
+_NEEDS = {"matplotlib": ("matplotlib", "the reports' figures"), "skimage": ("scikit-image", "Otsu thresholding"),
+          "opfunu": ("opfunu", "the official CEC data files")}
+
+
+def _require(*modules: str) -> None:
+    """One line before any work when a module the command needs is not installed."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        what = "; ".join(f"{_NEEDS[m][0]} ({_NEEDS[m][1]})" for m in missing)
+        _fail(f"this command needs {what}, which is not installed: pip install {' '.join(_NEEDS[m][0] for m in missing)}")
 
 
 def _warn_if_interrupts_are_ignored(checkpoint: Path | None) -> None:
@@ -167,7 +205,7 @@ def run(
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads of the native kernels and torch (default: all cores; 1 = the papers' single-threaded CPU versions)")] = None,
+        help="CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS; 1 = the papers' single-threaded CPU versions)")] = None,
 ) -> None:
     """Optimise a problem with an algorithm and print statistics over the runs.
 
@@ -186,7 +224,16 @@ def run(
     lead = _lead_rank()
     for path, option in ((json_path, "--json"), (checkpoint, "--checkpoint"), (output_image, "--output-image")):
         _writable(path, option)  # before any work: a run's result is never lost to an unwritable path
+    try:
+        catalog.check_algorithm(algorithm)  # a typo answers before torch is imported
+        catalog.check_problem(problem)
+    except ValueError as exc:
+        _fail(str(exc))
     _warn_if_interrupts_are_ignored(checkpoint or resume)
+    from . import algorithms, local, problems
+    from .engine import minimize
+    from .engine.distributed import DistributedError
+
     try:
         _use_cpu_threads(cpu_threads)
         if dist_timeout is not None:
@@ -240,7 +287,9 @@ def _interrupted(exc: Interrupted, json_path: Path | None) -> None:
     raise typer.Exit(exc.exit_code)
 
 
-def _print_result(result: Result) -> None:
+def _print_result(result) -> None:
+    import torch
+
     s = result.summary()
     algo = result.algorithm
     name = f"{algo['algorithm']['name']} + {algo['refine']['name']}" if "refine" in algo else algo["name"]
@@ -290,7 +339,7 @@ def reproduce(
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads of the native kernels and torch (default: all cores; 1 = the papers' single-threaded CPU versions)")] = None,
+        help="CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS; 1 = the papers' single-threaded CPU versions)")] = None,
 ) -> None:
     """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
 
@@ -299,13 +348,12 @@ def reproduce(
     (`torchrun --nproc-per-node=N -m heuriscale reproduce ...`) the runs are shared out
     over the ranks, each on its own GPU, and rank 0 writes the store and the report.
     """
-    from rich.markdown import Markdown
-    from rich.progress import Progress
-
     from . import studies
+    from .terminal import print_report
     from .studies.reproduce import stored_runs
 
     keys = list(studies.PAPERS) if paper == "all" else [paper]
+    _require("matplotlib", *(["skimage"] if paper in ("apo", "all") else []))  # paper 003 thresholds images
     if _lead_rank():
         _writable(out_dir, "--out", folder=True)  # before any run: the reports must have somewhere to go
     try:
@@ -328,13 +376,12 @@ def reproduce(
         for key in keys:
             current["key"] = key
             spec = studies.PAPERS[key]
-            with Progress(transient=True, console=err, disable=not _lead_rank()) as bar:
-                task = bar.add_task(f"{key}: {spec.title[:60]}", total=None)
-                report = studies.reproduce_paper(spec, scale, devices, out_dir, timeout=dist_timeout,
-                                                 progress=lambda config, n: bar.update(task, advance=n))
+            done, total, _ = stored_runs(spec, scale, devices, out_dir)
+            with _study_progress(f"{key}: {spec.title[:60]}", total, done) as advance:
+                report = studies.reproduce_paper(spec, scale, devices, out_dir, timeout=dist_timeout, progress=advance)
             if report is None:  # a rank other than 0 of a torchrun job: rank 0 reports
                 continue
-            out.print(Markdown(report.read_text()))
+            print_report(out, report.read_text(), full=f"{report} / {report.with_suffix('.html')}")
             out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
 
 
@@ -344,6 +391,7 @@ def _study_command(stored):
     once; the first abandons the run in flight (finished runs are committed) and says, in one
     line, how much is stored (`stored()` -> (stored, total, path, what)), then exits 130 / 143;
     a store or distributed failure is a one-line error."""
+    from .engine.distributed import DistributedError
     from .interrupt import interruptible
     from .studies.store import StoreError
 
@@ -359,6 +407,25 @@ def _study_command(stored):
             raise typer.Exit(exc.exit_code) from None
         except (StoreError, DistributedError) as exc:
             _fail(str(exc))
+
+
+@contextlib.contextmanager
+def _study_progress(label: str, total: int, done: int):
+    """The callback a study reports finished runs to: a live bar in a terminal, else (a log
+    file, CI, a SLURM job) a line per finished configuration every few seconds with an ETA;
+    nothing on the ranks of a torchrun job other than 0."""
+    from rich.progress import Progress
+
+    from .terminal import ProgressLines
+
+    if not _lead_rank():
+        yield lambda config, n: None
+    elif not err.is_terminal:
+        yield ProgressLines(err, label, total, done)
+    else:
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task(label, total=total, completed=done)
+            yield lambda config, n: bar.update(task, advance=n)
 
 
 def _use_cpu_threads(n: int | None) -> None:
@@ -395,7 +462,7 @@ def compare(
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads of the native kernels and torch (default: all cores)")] = None,
+        help="CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")] = None,
 ) -> None:
     """Benchmark several algorithms over a suite: errors f - f* at the suite's recording points,
     rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.
@@ -411,11 +478,10 @@ def compare(
     import json
     import time
 
-    from rich.progress import Progress
-
     from .studies.compare import plan, run_campaign, stored_runs
 
     started = time.perf_counter()
+    _require("matplotlib", *(["opfunu"] if suite.startswith("cec") else []))
     if _lead_rank():
         _writable(out_dir, "--out", folder=True)  # before any run: the report must have somewhere to go
     try:
@@ -434,18 +500,20 @@ def compare(
                         alpha=alpha)
     except ValueError as exc:
         _fail(str(exc))
+    if _lead_rank():  # before any run: a campaign whose tests cannot reach --alpha says so (issue 29)
+        from .studies.compare import significance_warnings
+
+        for text in significance_warnings(campaign):
+            typer.echo(f"warning: {text}", err=True)
 
     def stored():
         return (*stored_runs(campaign), f"campaign '{campaign.suite.name}'")
 
     with _study_command(stored):
-        done = stored()[0]
-        with Progress(console=err, transient=True, disable=not _lead_rank()) as bar:
-            task = bar.add_task(f"{campaign.suite.name}: {len(campaign.algorithms)} algorithms x {len(campaign.cells)} "
-                                f"functions and dimensions x {campaign.runs} runs", total=campaign.total_runs(),
-                                completed=done)
-            written = run_campaign(campaign, timeout=dist_timeout,
-                                   progress=lambda config, n: bar.update(task, advance=n))
+        label = (f"{campaign.suite.name}: {len(campaign.algorithms)} algorithms x {len(campaign.cells)} "
+                 f"functions and dimensions x {campaign.runs} runs")
+        with _study_progress(label, campaign.total_runs(), stored()[0]) as advance:
+            written = run_campaign(campaign, timeout=dist_timeout, progress=advance)
     if written is None:  # a rank other than 0 of a torchrun job: rank 0 reports
         return
     meta = json.loads(written["json"].read_text())["meta"]
@@ -486,8 +554,10 @@ def warmup(
     (both scales), or with --device cpu their native CPU kernels. With --problem: the fast path
     `heuriscale run` would use for that configuration.
     """
+    import torch
     from rich.progress import Progress
 
+    from . import algorithms, problems
     from .engine import resolve_device, warm_up
 
     if device is None:
@@ -569,26 +639,19 @@ def list_(what: Annotated[str, typer.Argument(help="algorithms, problems or all"
     """Show the algorithms and problems with their parameters."""
     if what not in ("all", "algorithms", "problems"):
         _fail(f"unknown listing {what!r}: use algorithms, problems or all")
+    listing = catalog.load()  # written from the registries (a test keeps it equal to them): no torch import
     if what in ("all", "algorithms"):
         table = Table(title="algorithms")
         for col in ("name", "paper", "parameters (defaults)", "presets", "kernels"):
             table.add_column(col)
-        for name in algorithms.algorithm_names():
-            cls = algorithms.algorithm_class(name)
-            fields = ", ".join(f"{f.name}={f.default}" for f in dataclasses.fields(cls))
-            presets = "; ".join(f"{k}: {v}" for k, v in cls.presets.items())
-            kernels = [kind for kind in ("cuda", "cpu") if cls.kernels is not None and cls.kernels.has(kind)]
-            table.add_row(name, cls.paper, fields, presets, ", ".join(kernels) or "-")
+        for entry in listing["algorithms"]:
+            table.add_row(entry["name"], entry["paper"], entry["parameters"], entry["presets"],
+                          ", ".join(entry["kernels"]) or "-")
         out.print(table)
     if what in ("all", "problems"):
         table = Table(title="problems")
         for col in ("name", "description", "parameters"):
             table.add_column(col)
-        for name in problems.problem_names():
-            entry = problems.problem_entry(name)
-            sig = inspect.signature(entry.factory)
-            params = ", ".join(
-                p.name if p.default is p.empty else f"{p.name}={p.default}" for p in sig.parameters.values()
-            )
-            table.add_row(name, entry.summary, params)
+        for entry in listing["problems"]:
+            table.add_row(entry["name"], entry["summary"], entry["parameters"])
         out.print(table)

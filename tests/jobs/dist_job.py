@@ -8,7 +8,8 @@ OUT/results.sqlite. With $KILL_RANK and $KILL_AFTER, that rank kills itself (SIG
 its KILL_AFTER-th unit, once at least one run is committed; the other ranks wait for it to take
 that many units, so how the units are shared out cannot spare it. `islands`: PSO on Rastrigin, each rank's result as JSON in OUT.rankR (rank 0's also in OUT).
 `every`: islands of every registered algorithm, each rank's results as JSON in OUT.rankR.
-`disagree`: ranks start different run sets. `gpu`: asks every rank for a GPU.
+`disagree`: ranks start different run sets. `gpu`: asks every rank for a GPU. `threads`: each
+rank's CPU threads (a native run's `cpu_threads`) as JSON in OUT.rankR.
 """
 
 import json
@@ -24,7 +25,7 @@ import torch
 import heuriscale as hs
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # tests/: the registered algorithms
-from registered import NAMES, small  # noqa: E402
+from registered import ISLANDS, NAMES, small  # noqa: E402
 from heuriscale.problems import TorchFunction, register_problem
 import heuriscale.studies.sharded as sharded_module
 import heuriscale.studies.study as study_module
@@ -133,9 +134,16 @@ EVERY = dict(dim=4, iters=40, runs=3, seed=11, device="cpu", engine="eager")
 
 
 def every(out: str) -> None:
-    """Islands of every registered algorithm, exchanging migrants every 10 iterations."""
+    """Islands of every registered algorithm that offers them, exchanging migrants every 10
+    iterations; the others must refuse islands in one line."""
     results = {}
     for name in NAMES:
+        if name not in ISLANDS:
+            try:
+                hs.minimize("rastrigin", small(name, pop=16, horizon=40), migrate_every=10, **EVERY)
+            except ValueError as exc:
+                results[name] = {"refused": str(exc)}
+            continue
         r = hs.minimize("rastrigin", small(name, pop=16, horizon=40), migrate_every=10, **EVERY)
         results[name] = {"best_f": r.best_f.tolist(), "best_x": r.best_x.tolist(), "history_f": r.history_f.tolist(),
                          "evals": r.evals, "islands": r.extra.get("islands"), "pop_size": r.algorithm["pop_size"]}
@@ -156,8 +164,23 @@ def gpu() -> None:
     study_group(["cuda"])
 
 
+def threads(out: str) -> None:
+    """A native CPU run on each rank (after joining the group, as commands do): the threads it
+    reports, why, and this rank's cores, as JSON in OUT.rankR."""
+    from heuriscale.engine import distributed
+    from heuriscale.engine.threads import cpu_cores
+
+    distributed.join("cpu")
+    r = hs.minimize("sphere", "pso", dim=4, iters=5, runs=2, seed=0, device="cpu", engine="native")
+    text = json.dumps({"cpu_threads": r.extra["cpu_threads"], "from": r.extra["cpu_threads_from"],
+                       "torch_threads": torch.get_num_threads(), "cores": cpu_cores(),
+                       "local_world": int(os.environ["LOCAL_WORLD_SIZE"])})
+    Path(f"{out}.rank{os.environ['RANK']}").write_text(text)
+
+
 if __name__ == "__main__":
-    torch.set_num_threads(1)
     mode, args = sys.argv[1], sys.argv[2:]
+    if mode != "threads":  # that job checks the threads the library chooses
+        torch.set_num_threads(1)
     {"study": study, "islands": lambda out, *rest: islands(out, *map(int, rest[:4]), *rest[4:]), "every": every, "disagree": disagree,
-     "gpu": gpu, "uneven": uneven}[mode](*args)
+     "gpu": gpu, "uneven": uneven, "threads": threads}[mode](*args)

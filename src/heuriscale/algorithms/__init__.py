@@ -2,9 +2,12 @@
 
 from .apo import APO
 from .base import Algorithm, Kernels, State
+from .cmaes import CMAES
 from .de import DE
 from .fep import FEP
 from .firefly import Firefly
+from .jso import JSO
+from .lshade import LSHADE
 from .prs import PRS
 from .pso import PSO
 from .registry import algorithm_class, algorithm_names, get_algorithm, register_algorithm
@@ -14,11 +17,14 @@ __all__ = [
     "State",
     "Kernels",
     "DE",
+    "CMAES",
     "PSO",
     "APO",
     "PRS",
     "FEP",
     "Firefly",
+    "LSHADE",
+    "JSO",
     "get_algorithm",
     "register_algorithm",
     "algorithm_names",

@@ -111,18 +111,31 @@ class Algorithm:
     #: Population-sized tensors (runs, pop, dim) alive at a step's peak, state and temporaries
     #: together (measured on the CPU's eager step: peak memory / one population's bytes).
     population_copies: ClassVar[int] = 12
+    #: False where a step evaluates rows that are not counted (L-SHADE: the rows of individuals
+    #: that left its shrinking population are evaluated with the rest, to keep shapes fixed, and
+    #: ignored; `evals_after` counts what the algorithm uses, as its paper does).
+    counts_every_evaluation: ClassVar[bool] = True
+    #: False where the step calls what a CUDA graph cannot capture (CMA-ES: torch.linalg.eigh,
+    #: which synchronises with the host to check its result); the engines then run it eagerly.
+    graph_capturable: ClassVar[bool] = True
+    #: False where splitting a run's population into islands makes no sense (L-SHADE: its
+    #: population shrinks as a whole over the budget); under torchrun use islands=False.
+    islands_offered: ClassVar[bool] = True
+    uncapturable_why: ClassVar[str] = ""
     #: Its fast paths (None: the torch step only, which every engine but the kernels' runs).
     kernels: ClassVar[Kernels | None] = None
 
     def __post_init__(self) -> None:
-        if not is_integer(self.pop_size):
-            raise ValueError(f"{self.name}: pop_size must be an integer >= {self.min_pop}, got {self.pop_size!r}")
-        if self.pop_size < self.min_pop:
-            raise ValueError(
-                f"{self.name} needs a population of at least {self.min_pop}, got pop_size={self.pop_size}: "
-                "raise pop_size (--pop)"
-            )
-        self.pop_size = check_size(self.name, "pop_size", self.pop_size)
+        sized_by_dim = type(self).default_pop is not Algorithm.default_pop  # pop_size=None: from the dimension
+        if self.pop_size is not None or not sized_by_dim:
+            if not is_integer(self.pop_size):
+                raise ValueError(f"{self.name}: pop_size must be an integer >= {self.min_pop}, got {self.pop_size!r}")
+            if self.pop_size < self.min_pop:
+                raise ValueError(
+                    f"{self.name} needs a population of at least {self.min_pop}, got pop_size={self.pop_size}: "
+                    "raise pop_size (--pop)"
+                )
+            self.pop_size = check_size(self.name, "pop_size", self.pop_size)
         if getattr(self, "max_iters", None) is not None:
             if not is_integer(self.max_iters) or self.max_iters < 1:
                 raise ValueError(
@@ -172,7 +185,20 @@ class Algorithm:
         return self.pop_size
 
     def evals_per_step(self) -> int:
+        """Evaluations of one step (per run); algorithms whose steps evaluate varying numbers of
+        points (L-SHADE's shrinking population) override `evals_after` and `steps_within`."""
         return self.pop_size
+
+    def evals_after(self, steps: int) -> int:
+        """Evaluations per run after the initial population and `steps` steps."""
+        return self.evals_per_init() + steps * self.evals_per_step()
+
+    def steps_within(self, evals: int) -> int:
+        """The most steps whose evaluations (`evals_after`) fit in `evals` per run; -1 when not
+        even the initial population does."""
+        if evals < self.evals_per_init():
+            return -1
+        return (evals - self.evals_per_init()) // self.evals_per_step()
 
     def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
         """About how many bytes a run set of this algorithm needs at a step's peak."""
@@ -180,6 +206,29 @@ class Algorithm:
 
     def params(self) -> dict:
         return dataclasses.asdict(self)
+
+    def rows_used(self, state: State | None) -> int | None:
+        """How many leading rows of the next proposal the step uses (None: all). Ask/tell loops
+        ask only these (L-SHADE: the individuals still in its shrinking population). Host code:
+        it may read the state."""
+        return None
+
+    def default_pop(self, dim: int) -> int | None:
+        """The population for a problem of `dim` dimensions when `pop_size` is left None (L-SHADE:
+        18 D); None (the default) where `pop_size` must be given."""
+        return None
+
+    def for_run(self, dim: int, evals: int | None) -> Algorithm:
+        """This algorithm for a run on `dim` dimensions of `evals` evaluations per run (None: no
+        evaluation budget): `pop_size=None` becomes `default_pop(dim)`, and `max_evals=None`
+        (declared by algorithms whose schedule spans the evaluation budget, e.g. L-SHADE's
+        population reduction) becomes `evals`."""
+        changes = {}
+        if self.pop_size is None:
+            changes["pop_size"] = self.default_pop(dim)
+        if getattr(self, "max_evals", 0) is None and evals is not None:
+            changes["max_evals"] = evals
+        return dataclasses.replace(self, **changes) if changes else self
 
     def with_horizon(self, steps: float) -> Algorithm:
         """This algorithm for a run of `steps` iterations.
@@ -243,6 +292,9 @@ class Algorithm:
     def check_ready(self) -> None:
         if getattr(self, "max_iters", 0) is None:
             raise ValueError(f"{self.name} needs max_iters (the length of its schedule): set max_iters=...")
+        if getattr(self, "max_evals", 0) is None:
+            raise ValueError(f"{self.name} needs max_evals (the evaluation budget its schedule spans): "
+                             "give evals=... or set max_evals=...")
 
     def check_dtype(self, dtype: torch.dtype) -> None:
         """Raise a clear error for a real hyper-parameter too large for the run's `dtype`.

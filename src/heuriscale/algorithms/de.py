@@ -1,4 +1,4 @@
-"""Differential Evolution, DE/rand/1/bin (Storn & Price 1997).
+"""Differential Evolution, DE/rand/1/bin (Storn & Price 1997), and JADE's current-to-pbest/1.
 
 R. Storn and K. Price, "Differential Evolution - A Simple and Efficient Heuristic for Global
 Optimization over Continuous Spaces", Journal of Global Optimization 11 (1997) 341-359.
@@ -22,6 +22,19 @@ Choices:
   the midpoint of x_ij and the bound it crossed (the repair of JADE and L-SHADE), so trials
   stay inside without piling onto the boundary.
 
+`strategy="current-to-pbest/1"` takes JADE's mutation instead (J. Zhang and A. C. Sanderson,
+"JADE: Adaptive Differential Evolution With Optional External Archive", IEEE Trans. Evol.
+Comput. 13(5), 2009, 945-958), with its archive, at the fixed F and CR given here:
+
+    v_i = x_i + F (x_pbest - x_i) + F (x_r1 - x~_r2)
+          x_pbest uniform among the max(1, round(p NP)) best (p = 0.05, JADE's), x_r1 from the
+          population without x_i, x~_r2 from the population and the archive A without x_i, x_r1;
+          the parents a trial replaced enter A, of at most NP members (random ones leave)
+
+JADE's own adaptation of F and CR (mu_F, mu_CR) is not here: L-SHADE (`lshade.py`) and jSO
+(`jso.py`) adapt them from a memory of successes, with the same mutation and archive
+(`current_to_pbest`, `archive_keep` below).
+
 This file is the algorithm's whole specification (it has no kernels of its own): the engine
 runs it eagerly on the CPU and eagerly, graph-replayed or compiled on CUDA. It is also the
 worked example of docs/adding-an-algorithm.md.
@@ -29,6 +42,7 @@ worked example of docs/adding-an-algorithm.md.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -56,43 +70,140 @@ def distinct_others(runs: int, n: int, k: int, device) -> torch.Tensor:
     return torch.cat(picks, -1)
 
 
-def _rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+def rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """x (runs, n, dim) at row indices (runs, n) -> (runs, n, dim)."""
     return x.gather(1, index[..., None].expand(-1, -1, x.shape[-1]))
+
+
+def below(count: torch.Tensor, shape) -> torch.Tensor:
+    """Integers uniform in [0, count), shaped (runs, n); count (runs,) per run or (runs, n)."""
+    count = count[:, None] if count.ndim == 1 else count
+    u = torch.rand(shape, device=count.device, dtype=torch.float64)
+    return (u * count.double()).floor().long().clamp(max=(count - 1).clamp(min=0))
+
+
+def current_to_pbest(x, order, n, best, archive, archive_n, F, Fw, avoid=None) -> torch.Tensor:
+    """JADE's current-to-pbest/1 with an archive (SHADE's and jSO's too, with Fw):
+
+        v_i = x_i + Fw_i (x_pbest - x_i) + F_i (x_r1 - x_r2)
+
+    x (runs, n0, dim), the first `n` (runs,) rows of `order` (runs, n0) the population best
+    first (rows beyond n: individuals that left, never drawn); x_pbest uniform among the
+    `best` (runs,) first of them (not i itself where `avoid` (runs, n0)), x_r1 from the
+    population without i, x_r2 from the population and the archive's first `archive_n`
+    (runs,) rows without i and r1."""
+    runs, n0, _ = x.shape
+    i = torch.arange(n0, device=x.device).expand(runs, n0)
+    rank = order.argsort(-1)  # each row's place in the order
+    avoid = torch.zeros_like(i, dtype=torch.bool) if avoid is None else avoid
+    avoid = avoid & (rank < best[:, None])
+    k = below(best[:, None] - avoid.long(), (runs, n0))
+    pbest = order.gather(1, k + (avoid & (k >= rank)).long())
+    r1 = below(n - 1, (runs, n0))
+    r1 = r1 + (r1 >= rank).long()  # a place in the order other than i's
+    r2 = below(n + archive_n - 2, (runs, n0))
+    low, high = torch.minimum(rank, r1), torch.maximum(rank, r1)
+    r2 = r2 + (r2 >= low).long()
+    r2 = r2 + (r2 >= high).long()  # from P ∪ A without i and r1
+    r1 = order.gather(1, r1)
+    in_pop = r2 < n[:, None]
+    pool = torch.cat([x, archive], 1)
+    r2 = torch.where(in_pop, order.gather(1, r2.clamp(max=n0 - 1)), n0 + r2 - n[:, None]).clamp(max=pool.shape[1] - 1)
+    return x + Fw[..., None] * (rows(x, pbest) - x) + F[..., None] * (rows(x, r1) - rows(pool, r2))
+
+
+def archive_keep(archive, archive_n, parents, joined, capacity):
+    """The archive after the `joined` (runs, n) rows of `parents` enter it: a uniformly random
+    subset of its members and the newcomers, at most `capacity` (runs,) of them, first."""
+    size = archive.shape[1]
+    member = torch.cat([torch.arange(size, device=archive.device) < archive_n[:, None], joined], 1)
+    key = torch.where(member, torch.rand(member.shape, device=archive.device), 2.0)
+    pick = key.argsort(-1)[:, :size]
+    return rows(torch.cat([archive, parents], 1), pick), torch.minimum(member.sum(-1), capacity)
+
+
+def binomial_crossover(x: torch.Tensor, v: torch.Tensor, CR, moving=None) -> torch.Tensor:
+    """u_ij = v_ij where rand_ij <= CR (a number or (runs, n)) or j = jrand_i, else x_ij (4);
+    rows where `moving` (runs, n) is False stay x."""
+    runs, n, dim = x.shape
+    CR = CR[..., None] if isinstance(CR, torch.Tensor) else CR
+    take = torch.rand_like(x) <= CR
+    j_rand = torch.randint(0, dim, (runs, n, 1), device=x.device)
+    take = take | (torch.arange(dim, device=x.device) == j_rand)
+    if moving is not None:
+        take = take & moving[..., None]
+    return torch.where(take, v, x)
+
+
+def midpoint_repair(problem: Problem, u: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A coordinate of u outside the box: the midpoint of x's and the bound it crossed (JADE,
+    L-SHADE), so trials stay inside without piling onto the boundary."""
+    u = torch.where(u < problem.lower, (problem.lower + x) / 2, u)
+    return torch.where(u > problem.upper, (problem.upper + x) / 2, u)
+
+
+@dataclass
+class DEState(State):
+    archive: torch.Tensor  # (runs, A, dim): parents replaced by better trials, the first archive_n
+    archive_n: torch.Tensor  # (runs,)
+
+
+STRATEGIES = ("rand/1", "current-to-pbest/1")
 
 
 @register_algorithm
 @dataclass(kw_only=True)
 class DE(Algorithm):
-    """Differential Evolution DE/rand/1/bin with mutation factor `F` and crossover rate `CR`."""
+    """Differential Evolution with mutation factor `F`, crossover rate `CR` and `strategy`
+    "rand/1" (Storn & Price) or "current-to-pbest/1" (JADE's, with p-best rate `p` and an
+    archive of up to pop_size replaced parents)."""
 
     F: float = 0.5
     CR: float = 0.9
+    strategy: str = "rand/1"
+    p: float = 0.05
 
     name = "de"
     paper = "Storn & Price 1997"
     min_pop = 4  # the target and three other, mutually different vectors
-    state_type = State
+    state_type = DEState
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive(self.name, F=self.F)
         if not (is_real(self.CR) and 0 <= self.CR <= 1):
             raise ValueError(f"de: CR must lie in [0, 1], got {self.CR!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"de: strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        if not (is_real(self.p) and 0 < self.p <= 1):
+            raise ValueError(f"de: p must lie in (0, 1], got {self.p!r}")
 
-    def ask(self, problem: Problem, s: State) -> Proposal:
+    def individual_fields(self, state: DEState) -> list[str]:
+        return ["x", "f"]  # the archive is the island's own (its rows are not individuals)
+
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> DEState:
+        runs, n, dim = p.x.shape
+        size = n if self.strategy == "current-to-pbest/1" else 0  # JADE: |A| <= NP
+        return DEState(x=p.x, f=f, archive=p.x.new_zeros(runs, size, dim),
+                       archive_n=torch.zeros(runs, dtype=torch.long, device=p.x.device))
+
+    def ask(self, problem: Problem, s: DEState) -> Proposal:
         runs, n, dim = s.x.shape
-        r = distinct_others(runs, n, 3, s.x.device)
-        v = _rows(s.x, r[..., 0]) + self.F * (_rows(s.x, r[..., 1]) - _rows(s.x, r[..., 2]))  # (2)
+        if self.strategy == "rand/1":
+            r = distinct_others(runs, n, 3, s.x.device)
+            v = rows(s.x, r[..., 0]) + self.F * (rows(s.x, r[..., 1]) - rows(s.x, r[..., 2]))  # (2)
+        else:  # JADE's current-to-pbest/1 with archive, F and CR fixed
+            count = torch.full((runs,), n, device=s.x.device)
+            best = count.new_full((runs,), max(1, math.floor(self.p * n + 0.5)))  # C's round, as L-SHADE's
+            F = s.x.new_full((runs, n), self.F)
+            v = current_to_pbest(s.x, s.f.argsort(-1), count, best, s.archive, s.archive_n, F, F)
+        u = binomial_crossover(s.x, v, self.CR)  # (4)
+        return Proposal(midpoint_repair(problem, u, s.x))
 
-        take = torch.rand_like(s.x) <= self.CR  # (4)
-        j_rand = torch.randint(0, dim, (runs, n, 1), device=s.x.device)
-        take = take | (torch.arange(dim, device=s.x.device) == j_rand)
-        u = torch.where(take, v, s.x)
-        u = torch.where(u < problem.lower, (problem.lower + s.x) / 2, u)  # the midpoint repair
-        u = torch.where(u > problem.upper, (problem.upper + s.x) / 2, u)
-        return Proposal(u)
-
-    def tell(self, problem: Problem, s: State, p: Proposal, f: torch.Tensor) -> State:
+    def tell(self, problem: Problem, s: DEState, p: Proposal, f: torch.Tensor) -> DEState:
         better = f < s.f  # selection: strictly better replaces
-        return State(x=torch.where(better[..., None], p.x, s.x), f=torch.where(better, f, s.f))
+        archive, archive_n = s.archive, s.archive_n
+        if archive.shape[1]:  # the replaced parents join the archive (random ones leave when full)
+            archive, archive_n = archive_keep(archive, archive_n, s.x, better, torch.full_like(archive_n, archive.shape[1]))
+        return DEState(x=torch.where(better[..., None], p.x, s.x), f=torch.where(better, f, s.f),
+                       archive=archive, archive_n=archive_n)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..problems import unknown_name
+from ..names import natural_sorted, unknown_name
 from .base import Algorithm
 
 _REGISTRY: dict[str, type[Algorithm]] = {}
@@ -17,7 +17,7 @@ def register_algorithm(cls: type[Algorithm]) -> type[Algorithm]:
 
 
 def algorithm_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return natural_sorted(_REGISTRY)
 
 
 def algorithm_class(name: str) -> type[Algorithm]:

@@ -12,7 +12,8 @@ The modules, one concern each:
     guard.py        the NaN policy;  history.py  sampled best-so-far;  progress.py  the bar
     ask_tell.py     `AskTell`: the caller evaluates what ask() gives and tell()s the values
     result.py       `Result`;  warmup.py  kernels built ahead of time;  device.py, rng.py,
-    distributed.py, profile.py, arguments.py  devices, streams, process groups, phases, checks
+    distributed.py, threads.py, profile.py, arguments.py  devices, streams, process groups, CPU
+                    threads, phases, checks
 """
 
 from .ask_tell import AskTell

@@ -57,5 +57,5 @@ def steps_allowed(algorithm: Algorithm, iters: int | None, evals: int | None) ->
                 f"evals={evals} is less than one initial population ({algorithm.evals_per_init()} evaluations "
                 f"for pop_size={algorithm.pop_size}): raise evals or lower pop_size"
             )
-        steps = min(steps, (evals - algorithm.evals_per_init()) // algorithm.evals_per_step())
+        steps = min(steps, algorithm.steps_within(evals))
     return steps

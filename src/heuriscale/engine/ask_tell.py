@@ -65,7 +65,8 @@ class AskTell:
                  progress: bool = False, **algorithm_options) -> None:
         problem = _the_problem(problem, dim, lower, upper)
         algo = _the_algorithm(algorithm, algorithm_options)
-        self.max_steps = steps_allowed(algo, check_count("iters", iters), check_count("evals", evals))
+        algo = algo.for_run(problem.dim, check_count("evals", evals))
+        self.max_steps = steps_allowed(algo, check_count("iters", iters), evals)
         self.budget = {"evals": evals, "iters": iters}
         algo = algo.with_horizon(self.max_steps)
         self._runner = Runner(problem, algo, runs=runs, device=device, dtype=dtype, seed=seed, engine="eager",
@@ -88,7 +89,7 @@ class AskTell:
                 else:
                     proposal = runner.algorithm.ask(runner._guarded, runner.state)
             self._pending = proposal
-        return self._of_runs(self._pending.x.clone())  # the caller's copy: what it does to it changes no run
+        return self._of_runs(self._asked().clone())  # the caller's copy: what it does to it changes no run
 
     def tell(self, values) -> None:
         """The values of the points of the last `ask()`, in their order: a tensor, a NumPy array
@@ -98,7 +99,10 @@ class AskTell:
             if self.done:
                 raise ValueError(f"tell() after the budget ({self._spent()}): nothing was asked; read result()")
             raise ValueError("tell() without ask(): call ask() for the points to evaluate, then tell() their values")
-        f = runner._guarded.take(self._values(values), self._pending.x, "tell()")  # checked before it counts
+        asked = self._asked()
+        f = runner._guarded.take(self._values(values), asked, "tell()")  # checked before it counts
+        if asked.shape[1] < self._pending.x.shape[1]:  # rows the step does not use: never asked, never best
+            f = torch.cat([f, f.new_full((f.shape[0], self._pending.x.shape[1] - asked.shape[1]), torch.inf)], 1)
         proposal, self._pending = self._pending, None
         with runner._rng, torch.no_grad():
             if runner.state is None:
@@ -108,9 +112,15 @@ class AskTell:
         if self._bar is not None:
             self._bar.update()
 
+    def _asked(self) -> torch.Tensor:
+        """The pending proposal's points the algorithm uses (all, or its leading rows)."""
+        runner = self._runner
+        rows = None if runner.state is None else runner.algorithm.rows_used(runner.state)
+        return self._pending.x if rows is None else self._pending.x[:, :rows]
+
     def _values(self, values) -> torch.Tensor:
         """`values` as a (runs, n) tensor on the run's device, or a one-line error."""
-        runner, x = self._runner, self._pending.x
+        runner, x = self._runner, self._asked()
         want = tuple(x.shape[:-1]) if runner.runs > 1 else (x.shape[1],)
         try:
             f = torch.as_tensor(np.asarray(values) if not isinstance(values, torch.Tensor) else values)

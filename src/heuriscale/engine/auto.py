@@ -60,7 +60,7 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     if engine == "auto":
         if device.type == "cpu":
             return "native" if why_not_native(algorithm, problem, device) is None else "eager"
-        if device.type != "cuda" or problem.stochastic:
+        if device.type != "cuda" or problem.stochastic or _uncapturable(algorithm):
             return "eager"
         if problem.host_bound:  # no graph: the fused kernels launched around each host evaluation
             return "fused" if why_not_fused(algorithm, problem, device) is None else "eager"
@@ -78,7 +78,17 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
                          "engine='eager', or 'fused' where the algorithm has fused kernels")
     if engine != "eager" and problem.stochastic:
         raise ValueError(f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'")
+    if engine != "eager" and _uncapturable(algorithm):
+        raise ValueError(f"{_uncapturable(algorithm)}; use engine='eager'")
     return engine
+
+
+def _uncapturable(algorithm) -> str | None:
+    """Why a CUDA graph cannot capture the algorithm's step (its `graph_capturable` is False), or None."""
+    owner = algorithm.stepping()
+    if type(owner).graph_capturable:
+        return None
+    return f"{owner.name}'s step calls what a CUDA graph cannot capture ({type(owner).uncapturable_why})"
 
 
 @dataclass(frozen=True)
@@ -132,6 +142,8 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
         return Choice("eager", "profile=True synchronises around every phase, which a CUDA graph cannot")
     if problem.stochastic:
         return Choice("eager", f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture")
+    if _uncapturable(runner.algorithm):
+        return Choice("eager", _uncapturable(runner.algorithm))
     if problem.host_bound:
         return _choose_for_host_objective(runner, steps)
     fast = fast_engine(runner.algorithm, problem, device)

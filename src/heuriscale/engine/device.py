@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import platform
 import re
@@ -11,6 +10,7 @@ import re
 import torch
 
 from .distributed import local_rank
+from .threads import set_cpu_threads  # noqa: F401 - re-exported (engine.set_cpu_threads)
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -136,18 +136,3 @@ def memory_errors(device: torch.device, dtype: torch.dtype, what: str):
 
 #: What torch's CPU allocator and size arithmetic say when a tensor cannot be had.
 _TOO_BIG = ("can't allocate memory", "DefaultCPUAllocator", "Storage size calculation overflowed")
-
-
-def set_cpu_threads(n: int) -> None:
-    """Use `n` CPU threads in the native kernels (Numba) and in torch's CPU operations; n=1
-    gives the papers' single-threaded CPU versions. By default both use every core."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"cpu threads must be an integer >= 1, got {n!r}")
-    if importlib.util.find_spec("numba") is not None:
-        import numba
-
-        if n > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"cpu threads: {n} asked, but Numba runs at most {numba.config.NUMBA_NUM_THREADS} here "
-                             "(the cores; set NUMBA_NUM_THREADS before starting Python to allow more)")
-        numba.set_num_threads(n)
-    torch.set_num_threads(n)

@@ -2,7 +2,10 @@
 agreeing on what to run, and turning a lost or misconfigured rank into an error.
 
 torchrun starts one process per GPU (or per CPU share) and gives each its `RANK`,
-`WORLD_SIZE` and `LOCAL_RANK`, and a key-value store for the group's rendezvous. We use
+`WORLD_SIZE`, `LOCAL_RANK` and `LOCAL_WORLD_SIZE`, and a key-value store for the group's
+rendezvous. On the CPU each rank uses its share of its machine's cores,
+cores // LOCAL_WORLD_SIZE (`threads.default_cpu_threads`; $HEURISCALE_CPU_THREADS or
+`--cpu-threads` override it). We use
 only what torch.distributed provides: `init_process_group` (NCCL for CUDA tensors, Gloo
 for CPU tensors), a Gloo group for small Python objects (which works whether or not a rank
 has its GPU), collectives, and the rendezvous store for counters and heartbeats.
@@ -162,6 +165,10 @@ def join(device: str | torch.device = "auto", timeout: float | None = None) -> G
     if problems:
         raise DistributedError(problems[0] + (f" (and {len(problems) - 1} more rank(s))" if len(problems) > 1 else ""))
     _GROUP = group
+    if dev.type == "cpu":
+        from .threads import default_cpu_threads
+
+        default_cpu_threads()  # this rank's share of its machine's cores (see there)
     atexit.register(leave)  # Gloo's threads must stop before the interpreter tears down
     return group
 

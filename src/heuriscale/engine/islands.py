@@ -55,6 +55,10 @@ def join_islands(runner, islands: bool | None, migrate_every: int | None, migran
     migrants = check_count("migrants", migrants, required=True)
     if islands is False or not distributed.launched():
         return None
+    owner = runner.algorithm.stepping()
+    if not type(owner).islands_offered:  # on every rank alike, before the ranks meet
+        raise ValueError(f"{owner.name} offers no islands (its population is one whole over the run): "
+                         "under torchrun use islands=False (--no-islands), each rank running its own run set")
     device = runner.device
     if device.type == "cuda" and device.index != distributed.local_rank():
         raise ValueError(f"under torchrun each rank steps its islands on its own GPU, cuda:LOCAL_RANK; "

@@ -21,11 +21,11 @@ from ..interrupt import Interrupted, interruptible
 from ..problems import Problem
 from . import auto
 from . import checkpoint as checkpoints
-from .arguments import as_algorithm, check_count, check_real, steps_allowed
+from .arguments import as_algorithm, as_problem, check_count, check_real, steps_allowed
 from .device import memory_errors, resolve_device, synchronize
 from .graph import DEFAULT_CHUNK
 from .profile import PhaseTimer
-from .progress import ProgressBar
+from .progress import ProgressBar, announcing_build
 from .result import Result
 from .runner import Runner
 
@@ -99,7 +99,8 @@ def minimize(
     if iters is None and evals is None and time_limit is None:
         raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
 
-    algo = as_algorithm(algorithm)
+    problem = as_problem(problem, dim)
+    algo = as_algorithm(algorithm).for_run(problem.dim, evals)
     max_steps = steps_allowed(algo, iters, evals)
     algo = algo.with_horizon(max_steps)
     saved = None
@@ -182,7 +183,9 @@ def _run_chunks(runner: Runner, max_steps: float, time_limit: float | None, need
         if bar is not None and runner.builds_next_step:
             bar.status("building kernels (takes seconds on the first run on this machine; cached afterwards)")
         started = time.perf_counter()
-        runner.step(n)
+        quiet = bar is not None or not runner.builds_next_step  # (a bar shows "building kernels" itself)
+        with contextlib.nullcontext() if quiet else announcing_build(runner.engine, runner.algorithm.stepping().name):
+            runner.step(n)
         if needs_sync and unit == 1 and runner.islands is None:  # eager: grow the chunk to about CHUNK_SECONDS
             synchronize(runner.device)
             chunk = _next_chunk(n, time.perf_counter() - started)

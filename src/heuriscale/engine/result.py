@@ -35,7 +35,7 @@ class Result:
     problem: dict
     algorithm: dict
     stop_reason: str
-    evals_to_target: torch.Tensor | None = None  # (runs,), -1 where the target was not reached
+    evals_to_target: torch.Tensor | None = None  # (runs,), -1 where the target was not reached (None in JSON)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -72,8 +72,11 @@ class Result:
         return {k: (v.numpy() if isinstance(v, torch.Tensor) else v) for k, v in self._fields().items()}
 
     def to_dict(self) -> dict:
-        """JSON-ready: tensors as (nested) lists, non-finite numbers as strings."""
+        """JSON-ready: tensors as (nested) lists, non-finite numbers as strings; a run that never
+        reached the target has evals_to_target None (null), not the tensor's -1."""
         out = {k: (_jsonable(v.tolist()) if isinstance(v, torch.Tensor) else v) for k, v in self._fields().items()}
+        if out.get("evals_to_target") is not None:
+            out["evals_to_target"] = [None if e < 0 else e for e in out["evals_to_target"]]
         out["summary"] = _jsonable(self.summary())
         return out
 
@@ -93,6 +96,8 @@ class Result:
         data.pop("runs", None)
         for key in ("best_f", "best_x", "history_f"):
             data[key] = torch.tensor(_unjsonable(data[key]), dtype=torch.float64)
+        if data.get("evals_to_target") is not None:  # null: not reached, -1 in the tensor
+            data["evals_to_target"] = [-1 if e is None else e for e in data["evals_to_target"]]
         for key in ("nan_evals", "history_iter", "evals_to_target"):
             if data.get(key) is not None:
                 data[key] = torch.tensor(data[key], dtype=torch.int64)

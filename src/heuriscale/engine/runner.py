@@ -28,8 +28,10 @@ from .guard import Guarded
 from .history import History
 from .islands import join_islands
 from .kernels import fused_iteration, native_iteration
+from .progress import announcing_build
 from .result import Result, solution_report
 from .rng import RngStream
+from .threads import default_cpu_threads
 
 #: Steps per call of a native CPU kernel at most (a call's history rows are kept in one buffer).
 NATIVE_STEPS = 1024
@@ -66,10 +68,12 @@ class Runner:
         `start(state)` then takes one made elsewhere (`AskTell`, whose caller evaluates)."""
         self.runs = check_count("runs", runs, required=True)
         self.device = resolve_device(device)
+        if self.device.type == "cpu":
+            default_cpu_threads()  # once per process: a torchrun rank takes its share of the cores
         self.dtype = resolve_dtype(dtype)
-        self.algorithm = as_algorithm(algorithm)
-        self.algorithm.check_ready()
         self.problem = as_problem(problem, dim)
+        self.algorithm = as_algorithm(algorithm).for_run(self.problem.dim, None)  # sizes from the dimension
+        self.algorithm.check_ready()
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = secrets.randbits(63) if seed is None else seed
@@ -159,7 +163,8 @@ class Runner:
         self._kernels = build(self.algorithm, self._guarded, self.runs, self.target, key)
         self.state = self._kernels.prepare(self.state)
         if self.engine == "native":  # compile, or load from the disk cache: setup, not steps
-            self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+            with announcing_build("native", self.algorithm.stepping().name):
+                self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
 
     def use_engine(self, engine: str, reason: str | None = None) -> None:
         """Switch to another engine before the first step: the runs then go exactly as if
@@ -324,7 +329,7 @@ class Runner:
     def evals(self) -> int:
         """Evaluations per run so far."""
         algo = self.algorithm
-        return algo.evals_per_init() + self.iteration * algo.evals_per_step() + self._extra_evals
+        return algo.evals_after(self.iteration) + self._extra_evals
 
     def target_reached(self) -> bool:
         """True when every run has reached the target (synchronises with the device)."""
@@ -355,7 +360,10 @@ class Runner:
         evals_to_target = None
         if self.target is not None:
             hit = hit.cpu()
-            evals_to_target = torch.where(hit >= 0, per_init + hit * per_step, -1)
+            if self.islands is None:  # the algorithm's own count (its steps may evaluate varying numbers)
+                evals_to_target = torch.tensor([whole.evals_after(h) if h >= 0 else -1 for h in hit.tolist()])
+            else:  # islands: steps of a fixed size, summed over the ranks
+                evals_to_target = torch.where(hit >= 0, per_init + hit * per_step, -1)
         return Result(
             best_f=best_f.detach().cpu().double(),
             best_x=best_x.detach().cpu().double(),
@@ -386,7 +394,7 @@ class Runner:
             return {}
         from .kernels.cpu_common import threads
 
-        return {"cpu_threads": threads()}
+        return {"cpu_threads": threads(), "cpu_threads_from": default_cpu_threads()}
 
     def _engine_used(self) -> str:
         if self.engine == "native":

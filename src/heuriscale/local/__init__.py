@@ -1,6 +1,6 @@
 """Gradient-based refiners (batched BFGS / L-BFGS) and the hybrid wrapper."""
 
-from ..problems import unknown_name
+from ..names import unknown_name
 from .bfgs import BFGS, LBFGS, Refined
 from .hybrid import Hybrid
 

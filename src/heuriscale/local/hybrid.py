@@ -32,7 +32,8 @@ class Hybrid(Algorithm):
         if not isinstance(self.algorithm, Algorithm):
             raise ValueError(f"Hybrid needs an Algorithm to wrap, got {type(self.algorithm).__name__}")
         self.pop_size = self.algorithm.pop_size
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or not 0 <= self.top_k <= self.pop_size:
+        most = self.pop_size if self.pop_size is not None else self.top_k  # None: from the dimension, later
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or not 0 <= self.top_k <= most:
             raise ValueError(f"hybrid: top_k must be an integer in 0..pop_size={self.pop_size}, got {self.top_k!r}")
 
     def init(self, problem: Problem, runs: int) -> State:  # the wrapped one's, halves or whole
@@ -67,6 +68,18 @@ class Hybrid(Algorithm):
     def evals_per_step(self) -> int:
         return self.algorithm.evals_per_step()
 
+    def rows_used(self, state: State | None) -> int | None:
+        return self.algorithm.rows_used(state)
+
+    def evals_after(self, steps: int) -> int:
+        return self.algorithm.evals_after(steps)
+
+    def steps_within(self, evals: int) -> int:
+        return self.algorithm.steps_within(evals)
+
+    def for_run(self, dim: int, evals: int | None) -> Hybrid:
+        return dataclasses.replace(self, algorithm=self.algorithm.for_run(dim, evals))
+
     def with_population(self, pop_size: int) -> Hybrid:
         return dataclasses.replace(self, algorithm=self.algorithm.with_population(pop_size))
 
@@ -95,7 +108,9 @@ class Hybrid(Algorithm):
     def finish(self, problem: Problem, state: State, best_x: torch.Tensor, best_f: torch.Tensor):
         starts = best_x[:, None]
         if self.top_k:
-            top = state.f.topk(self.top_k, dim=-1, largest=False).indices
+            rows = self.algorithm.rows_used(state)  # L-SHADE: only the individuals still in its population
+            k = self.top_k if rows is None else min(self.top_k, rows)
+            top = state.f[:, : rows or state.f.shape[1]].topk(k, dim=-1, largest=False).indices
             starts = torch.cat([starts, state.x.gather(1, top[..., None].expand(-1, -1, state.x.shape[-1]))], 1)
         refined = self.refine.refine(problem, starts)
         f, at = refined.f.min(-1)

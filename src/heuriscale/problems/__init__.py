@@ -6,11 +6,11 @@ uses; `problem_names()` lists them and `register_problem` adds one.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..names import natural_sorted, unknown_name  # noqa: F401 (unknown_name: used from here by others)
 from .adapters import NumpyFunction, ScalarFunction, TorchFunction
 from .parallel import Workers
 from .base import Problem, check_fitness, make_bounds
@@ -35,7 +35,8 @@ def register_problem(name: str, factory: Callable[..., Problem], summary: str, *
 
 
 def problem_names() -> list[str]:
-    return sorted(_REGISTRY)
+    """Registered problems in natural order (cec2017-f2 before cec2017-f10)."""
+    return natural_sorted(_REGISTRY)
 
 
 def problem_entry(name: str) -> ProblemEntry:
@@ -83,12 +84,6 @@ def check_params(what: str, factory: Callable, params: dict, skip: set[str] = fr
         raise ValueError(
             f"{what} has no parameter {unknown[0]!r}; its parameters are: {', '.join(known) or 'none'}"
         )
-
-
-def unknown_name(kind: str, name: str, known) -> str:
-    close = difflib.get_close_matches(str(name), list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown {kind} {name!r}{hint}; known {kind}s: {', '.join(sorted(known))}"
 
 
 def _classic_factory(function: str):

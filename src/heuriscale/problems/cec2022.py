@@ -141,7 +141,7 @@ def data_dir(year: int = 2022) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ValueError(
             f"the CEC {year} problems read the official data files shipped in the 'opfunu' package, "
-            "which is not installed: pip install 'heuriscale[cec]' (or pip install opfunu)"
+            "which is not installed (a dependency of heuriscale): pip install opfunu"
         )
     folder = Path(list(spec.submodule_search_locations)[0]) / "cec_based" / f"data_{year}"
     if not folder.is_dir():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .statistics import friedman, natural_key, summary, versus_reference
+from .statistics import friedman, natural_key, reported_error, significance_sentence, summary, versus_reference
 
 FORMATS = ("md", "html", "tex", "csv")
 __all__ = ["write_report", "FORMATS"]
@@ -34,6 +34,9 @@ def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS) -> dict
         raise ValueError(f"unknown report formats {sorted(unknown)}; choose from {FORMATS}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    # one error convention for every format: below 1e-8 is 0, never negative (statistics.reported_error)
+    runs = [{**r, "error": reported_error(r["error"]), "curve": [reported_error(v) for v in r.get("curve") or []]}
+            for r in runs]
     runs = sorted(runs, key=lambda r: (r["dim"], natural_key(r["function"]), r["algorithm"], r["repeat"], r["seed"]))
     ref, alpha = meta["reference"], float(meta.get("alpha", 0.05))
     algorithms = [ref] + sorted({r["algorithm"] for r in runs} - {ref})
@@ -140,6 +143,11 @@ def _dimension(dim, runs, meta, algorithms, wilcoxon, alpha, folder, written) ->
                        f"there are no ties, else normal with tie correction) of each algorithm against {ref}; p adjusted "
                        f"by Holm over the functions of D = {dim} for that algorithm. '+': significantly lower error than "
                        f"{ref} (adjusted p < {alpha:g}), '-': significantly higher, '=': no significant difference."))
+        counts = _count_cells(runs)
+        fewest = min(counts.values())
+        family = max(sum(1 for t in wilcoxon[a]["functions"].values() if t["p"] is not None) for a in others)
+        possible, text = significance_sentence(fewest, family, alpha, f" at D = {dim}")
+        blocks.append(("p", text if possible else f"Warning: {text}"))
     else:
         blocks.append(("p", f"No algorithm other than the reference {ref} ran at D = {dim}: no rank-sum tests."))
 
@@ -270,7 +278,7 @@ def _markdown(blocks) -> str:
                 md.append("| " + " | ".join(f"**{c}**" if (i, j) in bold else c for j, c in enumerate(cells)) + " |")
             md.append("")
         elif kind == "figure":
-            md += [f"![{b[1].stem}]({b[1].name})", "", f"*{b[2]}*", ""]
+            md += [f"![{_cell((b[2],), 'md').replace('[', '(').replace(']', ')')}]({b[1].name})", "", f"*{b[2]}*", ""]
     return "\n".join(md)
 
 
@@ -302,7 +310,7 @@ def _html(blocks, meta) -> str:
             page.append("</table>")
         elif kind == "figure":
             data = base64.b64encode(b[1].read_bytes()).decode()
-            page.append(f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(b[1].stem)}">'
+            page.append(f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(b[2])}">'
                         f"<figcaption>{html.escape(b[2])}</figcaption></figure>")
     title = html.escape(f"Benchmark campaign: {meta.get('suite', '')}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>{STYLE}</style>"
@@ -335,8 +343,9 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _write_csv(path: Path, runs, fractions) -> Path:
-    """Every run, one row; the curve in columns curve@<fraction>. Floats as Python writes them
-    (repr: exact round trip), so a failed run reads 'nan' or 'inf' here, the raw data."""
+    """Every run, one row; the curve in columns curve@<fraction>. Errors as every format reports
+    them (0 below 1e-8); floats as Python writes them (repr: exact round trip), so a failed run
+    reads 'nan' or 'inf' here."""
     fields = ["algorithm", "function", "dim", "repeat", "seed", "error", "evals", "wall_s"]
     points = [f"curve@{x:g}" for x in fractions]
     with path.open("w", newline="", encoding="utf-8") as fh:

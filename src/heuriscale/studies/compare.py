@@ -14,7 +14,8 @@ the resumable results store and written up by `campaign_report`.
   A configuration's key holds everything that changes its numbers (algorithm settings,
   function, dimension, iterations, runs, device, dtype, the campaign's seed), so a campaign
   that adds an algorithm to a finished one computes only the new algorithm's runs.
-- **Errors.** error = best f - f* with the suite's rule below 1e-8 (see `suites`). The curve
+- **Errors.** error = best f - f*, reported as 0 below 1e-8 in every suite and format
+  (`statistics.reported_error`; the store keeps the raw best values). The curve
   of a run holds the error at each recording point: after the last whole iteration that fits
   in `floor(fraction x budget)` evaluations (populations are evaluated whole), read from the
   run's stored best-so-far history. The history keeps every iteration of a run of up to
@@ -40,9 +41,11 @@ the resumable results store and written up by `campaign_report`.
 from __future__ import annotations
 
 import bisect
+import csv
 import dataclasses
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,11 +56,12 @@ from .. import algorithms, problems
 from ..version import __version__
 from .campaign_report import FORMATS, write_report
 from .sharded import run_study, study_group
+from .statistics import ERROR_FLOOR, significance_sentence
 from .store import ResultStore, StoreError
 from .study import RunConfig
 from .suites import Suite, get_suite
 
-__all__ = ["compare", "plan", "Campaign", "stored_runs", "DTYPES"]
+__all__ = ["compare", "plan", "Campaign", "stored_runs", "DTYPES", "significance_warnings", "rebuild_report"]
 
 DTYPES = ("float32", "float64")
 
@@ -153,14 +157,18 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
     for function, dim in cells:
         budget = evals if evals is not None else suite.budget(function, dim)
         for a in algos:
-            algo = built[a]
-            iters = (budget - algo.evals_per_init()) // algo.evals_per_step()
+            algo = built[a].for_run(dim, budget)
+            iters = algo.steps_within(budget)
+            params_a = settings[a]["params"]
+            if algo is not built[a]:  # sizes from the dimension or the budget (L-SHADE): fixed in the config
+                params_a = {**params_a, **{k: getattr(algo, k) for k in ("pop_size", "max_evals")
+                                           if getattr(built[a], k, 0) is None}}
             if iters < 1:
                 raise ValueError(f"a budget of {budget:,} evaluations leaves {a} no iteration after its initial "
                                  f"population ({algo.evals_per_init()} evaluations, then {algo.evals_per_step()} per "
                                  f"iteration) on {suite.label(function)} at D = {dim}: raise --evals or lower --pop")
             config = RunConfig(algorithm=a, problem=function, iters=iters, runs=runs, dim=dim,
-                               algorithm_params=settings[a]["params"], preset=settings[a]["preset"], device=device,
+                               algorithm_params=params_a, preset=settings[a]["preset"], device=device,
                                dtype=dtype, timing="batched",
                                tags={"suite": suite.name, "function": suite.label(function), "seed": seed})
             configs.append(((a, function, dim), config))
@@ -198,6 +206,8 @@ def compare(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dim
     campaign = plan(algorithms, suite, dims, runs=runs, evals=evals, params=params, presets=presets, pops=pops,
                     reference=reference, device=device, dtype=dtype, seed=seed, out=out, functions=functions,
                     alpha=alpha)
+    for text in significance_warnings(campaign):
+        warnings.warn(text, stacklevel=2)
     return run_campaign(campaign, progress=progress, timeout=timeout, formats=formats)
 
 
@@ -221,6 +231,22 @@ def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None
     written["json"] = _write_json(campaign, meta, notes)
     written["store"] = campaign.store_path
     return written
+
+
+def significance_warnings(campaign: Campaign) -> list[str]:
+    """One sentence per dimension where the campaign's runs per algorithm and its number of
+    functions (Holm's family) cannot give a significant rank-sum result at its alpha, saying the
+    smallest attainable adjusted p and the runs needed; empty when every dimension can (or when
+    there is no second algorithm to test)."""
+    if len(campaign.algorithms) < 2:
+        return []
+    out = []
+    for d in campaign.dims:
+        m = sum(1 for _, dd in campaign.cells if dd == d)
+        possible, text = significance_sentence(campaign.runs, m, campaign.alpha, f" at D = {d}")
+        if not possible:
+            out.append(text)
+    return out
 
 
 def stored_runs(campaign: Campaign) -> tuple[int, int, Path]:
@@ -248,10 +274,9 @@ def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[lis
             optima[function, dim] = problems.get_problem(function, dim=dim).optimum_f
         optimum = optima[function, dim]
         built = _registry.get_algorithm(algo, preset=config.preset, **config.algorithm_params)
-        init, step = built.evals_per_init(), built.evals_per_step()
         budget = campaign.budget(function, dim)
         for row in rows[config.key()]:
-            curve, early, earlier = _curve(row, config.iters, fractions, budget, init, step)
+            curve, early, earlier = _curve(row, config.iters, fractions, budget, built)
             rough[0] += early
             rough[1] += earlier
             runs.append({"algorithm": algo, "function": suite.label(function), "dim": dim, "repeat": row["repeat"],
@@ -263,8 +288,7 @@ def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[lis
                   "optima": {f"{suite.label(f)} D={d}": v for (f, d), v in optima.items()}}
 
 
-def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, init: int,
-           step: int) -> tuple[list, int, int]:
+def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, algo) -> tuple[list, int, int]:
     """Best-so-far after the last whole iteration within floor(x * budget) evaluations, per x;
     and how many of these points came before the first population was complete (they read its
     best) or from an earlier iteration than that (the history kept every 2nd, 4th, ... only)."""
@@ -272,14 +296,15 @@ def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, init:
     curve, early, earlier = [], 0, 0
     for x in fractions:
         e = math.floor(x * budget + 1e-9)
-        t = 0 if e < init else min(iters, (e - init) // step)
+        started = e >= algo.evals_per_init()  # the first population is complete
+        t = min(iters, algo.steps_within(e)) if started else 0
         if t >= iters:
             curve.append(row["best_f"])
             continue
         i = bisect.bisect_right(its, t) - 1
         curve.append(values[max(i, 0)])
-        early += e < init
-        earlier += e >= init and (i < 0 or its[i] != t)
+        early += not started
+        earlier += started and (i < 0 or its[i] != t)
     return curve, early, earlier
 
 
@@ -319,13 +344,45 @@ def _write_json(campaign: Campaign, meta: dict, notes: dict) -> Path:
     suite = campaign.suite
     cells = [{"function": suite.label(f), "dim": d, "budget": campaign.budget(f, d)} for f, d in campaign.cells]
     doc = {"meta": meta, "suite": {"name": suite.name, "source": suite.source, "official_runs": suite.runs,
-                                   "errors_below": suite.threshold, "recorded_as": suite.below,
+                                   "errors_below": ERROR_FLOOR, "recorded_as": 0.0,
                                    "recording_fractions": {d: list(suite.fractions(d)) for d in campaign.dims}},
            "study": campaign.study, "store": campaign.store_path.name, "cells": cells,
            "wall_s": "the campaign's compute time: the sum of its stored runs' wall times", **notes}
     path = campaign.out / "campaign.json"
     path.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return path
+
+
+def rebuild_report(folder: str | Path, formats: Sequence[str] = FORMATS) -> dict[str, Path]:
+    """Write a finished campaign's report again from its `runs.csv` and `campaign.json` alone
+    (no results store, no run): for a committed campaign whose store is elsewhere, after a
+    change to how reports are written. The errors are taken as runs.csv has them, with the
+    convention of `statistics.reported_error`; a runs.csv written when CEC 2022 recorded errors
+    below 1e-8 as 1e-8 (campaign.json: "recorded_as": 1e-08) has those read as 0. Returns the
+    files written, as `compare` does."""
+    folder = Path(folder)
+    doc = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
+    meta = doc["meta"]
+    floor = doc.get("suite", {}).get("recorded_as") or 0.0
+    below = doc.get("suite", {}).get("errors_below")
+
+    def error(text: str) -> float:
+        v = float(text)
+        return 0.0 if floor and below and v == floor else v  # an error recorded as the floor was below it
+
+    runs = []
+    with (folder / "runs.csv").open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            curve = [error(v) for k, v in row.items() if k.startswith("curve@") and v != ""]
+            runs.append({"algorithm": row["algorithm"], "function": row["function"], "dim": int(row["dim"]),
+                         "repeat": int(row["repeat"]), "seed": int(row["seed"]), "error": error(row["error"]),
+                         "evals": int(row["evals"]), "wall_s": float(row["wall_s"]), "curve": curve})
+    written = write_report(runs, meta, folder, formats)
+    doc["suite"] = {**doc.get("suite", {}), "errors_below": ERROR_FLOOR, "recorded_as": 0.0}
+    path = folder / "campaign.json"
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    written["json"] = path
+    return written
 
 
 # -- helpers ---------------------------------------------------------------------------------------

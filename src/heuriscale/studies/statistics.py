@@ -13,18 +13,37 @@ them down once:
   against the reference (what one '+/=/-' row of the report summarises).
 - Many algorithms over many functions: Friedman on per-function mean errors, then the Nemenyi
   critical difference (Demsar 2006), which the CD diagram draws.
+- One error convention for every suite and every format (`reported_error`): an error below
+  1e-8 is 0 (the CEC rule: "error value smaller than 10^-8 will be taken as zero"), which also
+  takes care of float rounding that puts a best f a hair below a stored f*. The results store
+  keeps the raw best values; the convention is applied where a report reads them.
+- Before a campaign: `attainable` says whether the runs per side and the size of Holm's
+  family can give a significant result at all (the smallest p of the rank-sum test is that of
+  two perfectly separated samples).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["summary", "rank_sum", "holm", "versus_reference", "friedman", "critical_difference", "as_errors", "natural_key"]
+from ..names import natural_key
+
+__all__ = ["summary", "rank_sum", "holm", "versus_reference", "friedman", "critical_difference", "as_errors",
+           "natural_key", "reported_error", "ERROR_FLOOR", "attainable", "smallest_p"]
+
+#: Errors below this are reported as 0 (CEC 2017 / 2022 technical reports, sec. 2.2).
+ERROR_FLOOR = 1e-8
+
+
+def reported_error(error: float) -> float:
+    """The error as every report prints and tests it: below `ERROR_FLOOR` (negative ones from
+    float rounding included) it is 0.0; NaN (a failed run) and inf stay as they are."""
+    error = float(error)
+    return 0.0 if error < ERROR_FLOOR else error  # NaN compares False: kept
 
 
 def as_errors(values) -> np.ndarray:
@@ -160,6 +179,46 @@ def friedman(matrix, alpha: float = 0.05) -> dict:
     return {**out, "statistic": float(res.statistic), "p": float(res.pvalue), "test": "friedman"}
 
 
-def natural_key(name: str):
-    """Sort key putting 'cec2022-f2' before 'cec2022-f10'."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(name))]
+def smallest_p(runs_a: int, runs_b: int | None = None) -> float:
+    """The smallest two-sided p `rank_sum` can give with these sample sizes: that of two
+    perfectly separated samples (exact for small samples, as `rank_sum` computes it)."""
+    runs_b = runs_a if runs_b is None else runs_b
+    if runs_a < 1 or runs_b < 1:
+        return 1.0
+    return rank_sum(np.arange(runs_a), runs_a + np.arange(runs_b))["p"]
+
+
+def attainable(runs: int, functions: int, alpha: float = 0.05, most_runs: int = 200) -> dict:
+    """Whether `runs` runs per side over a Holm family of `functions` tests can give any
+    significant result at `alpha`.
+
+    Holm multiplies the smallest p of the family by its size, so the smallest adjusted p any
+    data can give is min(1, functions x smallest_p(runs)). Returns {"possible", "min_p_holm",
+    "runs_needed"}: runs_needed is the fewest runs per side from which every larger count (up to
+    `most_runs`) makes a significant result possible (None if none does)."""
+    def best(n: int) -> float:
+        return min(1.0, functions * smallest_p(n))
+
+    floor = best(runs) if functions >= 1 else 1.0
+    needed = None
+    for n in range(most_runs, 1, -1):
+        if best(n) >= alpha:
+            break
+        needed = n
+    return {"possible": floor < alpha, "min_p_holm": floor, "runs_needed": needed}
+
+
+def significance_sentence(runs: int, functions: int, alpha: float, where: str = "") -> tuple[bool, str]:
+    """(possible, one sentence) on whether `runs` runs per side over `functions` functions
+    (Holm's family) can show a significant difference at `alpha`; `where` e.g. ' at D = 10'."""
+    a = attainable(runs, functions, alpha)
+    head = (f"With {runs} run{'s' if runs != 1 else ''} per algorithm and {functions} function"
+            f"{'s' if functions != 1 else ''}{where} (Holm's family), the smallest Holm-adjusted rank-sum p any data "
+            f"can give is {a['min_p_holm']:.3g}")
+    if a["possible"]:
+        return True, f"{head} (< alpha = {alpha:g}): a difference can show."
+    n = a["runs_needed"]
+    more = (f"; it takes at least {n} runs per algorithm (at {n}, only samples that barely overlap can come out "
+            f"significant; more runs detect smaller differences)" if n else "; no run count up to 200 reaches it")
+    return False, (f"{head}, not below alpha = {alpha:g}: no function can come out '+' or '-' whatever the "
+                   f"data{more}.")

@@ -9,7 +9,10 @@ Integrity, in short (docs/reliability.md has the long form):
   (`fcntl.flock` on `<store>.lock`, which records the holder's pid) from opening to
   `close()`; a second writer is refused at once with a `StoreError` naming that pid. The
   kernel drops the lock when the holder exits, however it exits (SIGKILL included), so
-  there are no stale locks to clean up; the lock file itself stays. Readers
+  there are no stale locks to clean up. `close()` removes the lock file while still holding
+  the lock (a process killed before closing leaves it behind, harmless: the next writer
+  takes it over); a writer that locked a file since unlinked notices and locks the new one,
+  so two writers never hold locks on different files. Readers
   (`readonly=True`) take no lock and see every committed run.
 - A finished run is never replaced: `add` is a plain INSERT in one transaction per batch;
   a (study, config_key, repeat) already stored makes the whole batch fail with a
@@ -203,6 +206,14 @@ class ResultStore:
             self.db.close()
             self.db = None
         if self._lock_fd is not None:
+            # unlink while still holding the lock, so a finished study leaves no <store>.lock behind;
+            # a writer waiting on the old file notices the unlink (see _lock) and locks a new one
+            lock_path = self.path.with_name(self.path.name + ".lock")
+            try:
+                if os.path.samestat(os.fstat(self._lock_fd), os.stat(lock_path)):
+                    os.unlink(lock_path)
+            except OSError:
+                pass
             os.close(self._lock_fd)  # releases the flock
             self._lock_fd = None
 
@@ -223,6 +234,23 @@ def _lock(path: Path) -> int | None:
     if fcntl is None:
         return None
     lock_path = path.with_name(path.name + ".lock")
+    while True:
+        fd = _lock_once(path, lock_path)
+        if fd is None:
+            return None
+        try:  # the holder before us may have unlinked the file between our open and our flock
+            if os.path.samestat(os.fstat(fd), os.stat(lock_path)):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # a lock on a removed file guards nothing: lock the file now at that path
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _lock_once(path: Path, lock_path: Path) -> int | None:
+    """Open `lock_path` and take its exclusive lock without waiting (None: no locks here)."""
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
@@ -234,7 +262,7 @@ def _lock(path: Path) -> int | None:
         if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             os.close(fd)  # a file system without locks: carry on, one writer at a time is up to the user
             warnings.warn(f"results store {path}: no lock ({exc.strerror}); do not run two studies into it at once",
-                          stacklevel=3)
+                          stacklevel=4)
             return None
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
         os.close(fd)
@@ -244,8 +272,6 @@ def _lock(path: Path) -> int | None:
         who = f"pid {holder}" if holder.isdigit() else "pid unknown"
         raise StoreError(f"results store {path} is in use by another heuriscale process ({who}): "
                          f"wait for it or use another --out") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
 
 

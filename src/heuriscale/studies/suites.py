@@ -9,8 +9,8 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   Optimization", Technical Report, Dec. 2021, sec. 2.1-2.2 ("CEC2022 TR.pdf" in
   github.com/P-N-Suganthan/2022-SO-BO). The exponent is typeset as an equation; the report's
   own worked example pins it: at D = 10, k = 10 is "D^-1 * MaxFES = 20,000 function
-  evaluations". A trial stops once the error is below 1e-8 and records 1e-8 from then on:
-  here every run uses its whole budget and an error below 1e-8 is recorded as 1e-8.
+  evaluations". A trial stops once the error is below 1e-8; here every run uses its whole
+  budget, and an error below 1e-8 is reported as 0 (the convention of every suite, below).
 - `cec2017`: F1 and F3-F30 (the organisers left F2 out of the suite, "unstable in high D")
   at D = 10, 30, 50, 100; MaxFES = 10,000 D; 51 runs; f - f* recorded after (0.01, 0.02,
   0.03, 0.05, 0.1, 0.2, ..., 0.9, 1.0) MaxFES; "error value smaller than 10^-8 will be taken
@@ -23,7 +23,11 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   generations of the paper's Table I times its population of 100 (f1: 1,500 generations =
   150,000 evaluations; f5: 20,000 = 2,000,000; f14: 100 = 10,000; ...), so it differs per
   function. Yao et al. ran 50 runs and report only final values; the recording points here are
-  CEC 2017's 14 fractions (our choice). Errors are not rounded.
+  CEC 2017's 14 fractions (our choice).
+
+One convention for every suite (`statistics.reported_error`): an error below 1e-8 is 0, the
+CEC 2017 rule, so that no report prints rounding noise (2.67e-14) or a negative error (float
+rounding can put a best f a hair below a stored f*). The results store keeps the raw values.
 
 `Suite.custom(problems, budget=...)` makes a suite of one's own problems. An error is
 `best f - optimum_f`; a problem without a known optimum records its best f itself.
@@ -37,6 +41,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import problems
+from ..names import unknown_name
+from .statistics import reported_error
 
 __all__ = ["Suite", "SUITES", "get_suite", "suite_names", "CEC2017_FRACTIONS", "cec2022_fractions",
            "YAO_GENERATIONS"]
@@ -65,8 +71,8 @@ class Suite:
     function f is defined in here; `default_dims`: what a campaign runs when no dimension is
     asked for (None: every dimension of every function); `budget(f, dim)`: evaluations per
     run; `fractions(dim)`: the recording points, fractions of the budget; `runs`: the
-    official number of runs; errors below `threshold` are recorded as `below` (None: as
-    they are); `labels`: how the report names a function (default: its name).
+    official number of runs; `labels`: how the report names a function (default: its name).
+    Errors below 1e-8 are reported as 0 in every suite (`statistics.reported_error`).
     """
 
     name: str
@@ -76,8 +82,6 @@ class Suite:
     fractions_of: Callable[[int], Sequence[float]]
     default_dims: tuple[int, ...] | None = None
     runs: int = 30
-    threshold: float | None = None
-    below: float = 0.0
     source: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
 
@@ -94,12 +98,9 @@ class Suite:
         return tuple(sorted({d for f in (functions or self.functions) for d in self.dims[f]}))
 
     def error(self, f: float, optimum: float | None) -> float:
-        """The recorded error of a best value f: f - optimum (f when the optimum is unknown), with
-        the suite's rule for values below its threshold. NaN stays NaN (a failed run)."""
-        err = float(f) - (0.0 if optimum is None else float(optimum))
-        if self.threshold is not None and err < self.threshold:  # NaN compares False: kept
-            return self.below
-        return err
+        """The reported error of a best value f: f - optimum (f when the optimum is unknown), 0
+        below 1e-8 (`statistics.reported_error`). NaN stays NaN (a failed run)."""
+        return reported_error(float(f) - (0.0 if optimum is None else float(optimum)))
 
     def resolve(self, names: Sequence[str] | None) -> tuple[str, ...]:
         """The suite's functions named by `names` (all when None), in the suite's order: a full
@@ -149,8 +150,7 @@ class Suite:
     @classmethod
     def custom(cls, items: Sequence, budget: int | Mapping[int, int] | Callable[[int], int], *,
                fractions: Sequence[float] | Callable[[int], Sequence[float]] = CEC2017_FRACTIONS,
-               dims: Sequence[int] | None = None, name: str = "custom", runs: int = 30,
-               threshold: float | None = None, below: float = 0.0) -> Suite:
+               dims: Sequence[int] | None = None, name: str = "custom", runs: int = 30) -> Suite:
         """A suite of one's own problems: `Problem` objects (each in its own dimension) or
         registered problem names (in every one of `dims`).
 
@@ -195,7 +195,7 @@ class Suite:
         for d in {d for f in functions for d in dim_map[f]}:
             _check_fractions(fractions_of(d), name)
         return cls(name, tuple(functions), dim_map, lambda _f, dim: budget_of(dim), fractions_of, None, runs,
-                   threshold, below, "custom", labels)
+                   "custom", labels)
 
 
 def _instance_factory(key: str, by_dim: dict):
@@ -237,7 +237,7 @@ def _cec2022() -> Suite:
     functions = tuple(f"cec2022-f{k}" for k in range(1, 13))
     budgets = {10: 200_000, 20: 1_000_000}
     return Suite("cec2022", functions, {f: (10, 20) for f in functions}, lambda _f, dim: budgets[dim],
-                 cec2022_fractions, (10, 20), runs=30, threshold=1e-8, below=1e-8,
+                 cec2022_fractions, (10, 20), runs=30,
                  source="Kumar, Price, Mohamed, Hadi & Suganthan, CEC 2022 technical report (Dec. 2021)")
 
 
@@ -246,7 +246,7 @@ def _cec2017() -> Suite:
 
     functions = tuple(f"cec2017-f{k}" for k in range(1, 31) if k != 2)  # F2 left out by the organisers
     return Suite("cec2017", functions, {f: DIMS for f in functions}, lambda _f, dim: 10_000 * dim,
-                 lambda _dim: CEC2017_FRACTIONS, DIMS, runs=51, threshold=1e-8, below=0.0,
+                 lambda _dim: CEC2017_FRACTIONS, DIMS, runs=51,
                  source="Awad, Ali, Liang, Qu & Suganthan, CEC 2017 technical report (Nov. 2016)")
 
 
@@ -272,5 +272,5 @@ def get_suite(suite: str | Suite) -> Suite:
     if isinstance(suite, Suite):
         return suite
     if suite not in SUITES:
-        raise ValueError(problems.unknown_name("suite", suite, SUITES))
+        raise ValueError(unknown_name("suite", suite, SUITES))
     return SUITES[suite]()

@@ -184,21 +184,37 @@ def _by_generation(exp, results, folder):
     return [_save(fig, folder / f"{exp.name}_by_generation.png")]
 
 
+ZERO_AT = 1e-9  # where an error reported as 0 (below 1e-8) is drawn on a log axis
+
+
 def hybrid_trials(exp, results, folder):
-    fns = list(dict.fromkeys(c.tags["function"] for _, c, _ in results))
-    devices = list(dict.fromkeys(c.device for _, c, _ in results))
+    """Paper 002's Figs. 7-8: per trial, the swarm's best before BFGS (blue) joined to the best
+    after it (orange), both from the same run; errors reported as 0 (below 1e-8) drawn at 1e-9."""
+    pairs = [(c, a) for _, c, a in results if c.refine and a["runs"]]
+    return [hybrid_figure(pairs, folder / f"{exp.name}_per_trial.png")] if pairs else []
+
+
+def hybrid_figure(pairs, path: Path) -> Path:
+    """`pairs`: (config, agg) of refined configurations, agg["pairs"] their (before, after) errors."""
+    fns = list(dict.fromkeys(c.tags["function"] for c, _ in pairs))
+    devices = list(dict.fromkeys(c.device for c, _ in pairs))
     fig, axes = plt.subplots(len(devices), len(fns), figsize=(4.5 * len(fns), 3.6 * len(devices)), squeeze=False)
     for i, device in enumerate(devices):
         for j, fn in enumerate(fns):
             ax = axes[i][j]
-            for _, c, a in results:
-                if c.device == device and c.tags["function"] == fn:
-                    f = [max(r["best_f"], 1e-17) for r in a["runs"]]
-                    ax.scatter(range(1, len(f) + 1), f, s=14, label=c.tags["method"])
-            ax.set(yscale="log", title=f"{fn} ({device})", xlabel="trial", ylabel="final f (floor 1e-17)")
-            ax.legend(fontsize=8)
-    fig.suptitle("Final f per trial: Firefly vs Firefly + BFGS")
-    return [_save(fig, folder / f"{exp.name}_per_trial.png")]
+            for c, a in pairs:
+                if c.device != device or c.tags["function"] != fn:
+                    continue
+                before, after = (np.maximum(np.asarray(v, dtype=float), ZERO_AT) for v in a["pairs"])
+                trials = np.arange(1, len(before) + 1)
+                ax.vlines(trials, np.minimum(before, after), np.maximum(before, after), color="0.7", lw=0.8, zorder=1)
+                ax.scatter(trials, before, s=14, color="tab:blue", label="Firefly (before BFGS)", zorder=2)
+                ax.scatter(trials, after, s=14, color="tab:orange", label="Firefly + BFGS (same trial)", zorder=3)
+            ax.axhline(ZERO_AT, color="0.5", lw=0.6, ls=":")
+            ax.set(yscale="log", title=f"{fn} ({device})", xlabel="trial", ylabel="error f - f* (0 drawn at 1e-9)")
+            ax.legend(fontsize=7)
+    fig.suptitle("Per trial: the swarm's best before BFGS and after it, from the same run")
+    return _save(fig, path)
 
 
 def time_modes(exp, results, folder):
@@ -268,6 +284,35 @@ def otsu(exp, results, folder):
     ax.legend()
     paths.append(_save(fig, folder / f"{exp.name}_convergence.png"))
     return paths
+
+
+def caption(path: Path) -> str:
+    """A sentence saying what a figure of a reproduction shows (its file name says which)."""
+    stem = Path(path).stem
+    parts = stem.split("_")
+    device = parts[-2] if stem.endswith("_maps") else parts[-1]
+    rules = [
+        ("time_vs_particles", "Time per iteration against the number of particles, ours (solid) and the paper's "
+                              "(dashed), on the CPU and the GPU, log-log."),
+        ("_maps", f"Genome- and fitness-convergence maps of one run at four generations ({device}): a converged "
+                  "tile is one flat colour, as in the paper's Fig. 5."),
+        ("positions_", f"Particle positions of one run at iterations 0, 100 and 200 ({device}); the star marks "
+                       "the optimum."),
+        ("by_generation", "Best fitness by generation (left) and elapsed time by generation (right), one run per "
+                          "population size and device."),
+        ("per_trial", "Each trial's error before BFGS (blue) joined to its error after BFGS (orange), both from the "
+                      "same run; errors below 1e-8 are reported as 0 and drawn at 1e-9."),
+        ("distribution", "Time per run by mode (CPU, GPU, GPU with CPU fitness), one box per mode and function."),
+        ("quality_cpu_vs_gpu", "Sphere: final value of each run on the CPU and on the GPU."),
+        ("per_phase", "Time per phase (selection, evaluation, mutation) of f5 per population size and device, "
+                      "stacked."),
+        ("thresholded", "The input image and the image thresholded at the best threshold of our runs."),
+        ("convergence", "Best between-class variance by iteration, one run per device."),
+    ]
+    for key, text in rules:
+        if key in stem:
+            return text
+    return f"Figure {stem.replace('_', ' ')}."
 
 
 FIGURES = {"timing": time_vs_size, "snapshots": snapshots, "hybrid": hybrid_trials, "time_modes": time_modes,

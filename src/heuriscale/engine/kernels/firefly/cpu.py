@@ -225,7 +225,7 @@ class NativeFirefly(NativeIteration):
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
         super().__init__(problem, runs, algorithm.pop_size, target, seed)
         self.sequential = algorithm.update == "sequential"
-        self.coef = (float(algorithm.alpha), float(algorithm.beta0), float(algorithm.gamma))
+        self.coef = tuple(float(c) for c in algorithm.coefficients(problem))  # absolute (alpha, beta0, gamma)
         if self.sequential:
             self.half = (problem.dim + 1) // 2  # Philox calls per pair (i, j)
         else:  # the CUDA kernel's coordinate pairs per row (its rows are padded to 16 or more for tl.dot)

@@ -105,7 +105,7 @@ class FusedFirefly(FusedIteration):
         # Tiles of 64 x 64 pairs, 4 warps, 3xTF32 products (float32 accuracy on tensor cores):
         # the fastest measured on an H100 for N = 16,384, D = 32 (IEEE products: 2x slower).
         self.block_j = 64
-        super().__init__(problem, runs, algorithm.pop_size, 64, [algorithm.alpha, algorithm.beta0, algorithm.gamma],
+        super().__init__(problem, runs, algorithm.pop_size, 64, [float(c) for c in algorithm.coefficients(problem)],
                          target, seed)
         self.num_warps = 4
         self.precision = "tf32x3"

@@ -1,0 +1,285 @@
+"""CMA-ES, the (mu/mu_w, lambda) Evolution Strategy with Covariance Matrix Adaptation
+(Hansen's tutorial), with restarts as an option.
+
+N. Hansen, "The CMA Evolution Strategy: A Tutorial", arXiv:1604.00772 (2016, revised 2023).
+Restarts: A. Auger and N. Hansen, "A Restart CMA Evolution Strategy With Increasing
+Population Size", IEEE CEC 2005 (IPOP-CMA-ES), at a fixed population (see Choices).
+
+The search distribution of each run is N(m, sigma^2 C). A generation (the tutorial's
+summary, equations numbered as there):
+
+    z_k = N(0, I),  y_k = B D z_k,  x_k = m + sigma y_k,   k = 1..lambda   (38)-(40) sample,
+                                                                  C = B D^2 B^T
+    <y>_w = sum_{i<=mu} w_i y_{i:lambda}                           (41) recombination
+    m   <- m + c_m sigma <y>_w                                     (42) (c_m = 1)
+    p_s <- (1 - c_s) p_s + sqrt(c_s (2 - c_s) mu_eff) C^-1/2 <y>_w  (43) (C^-1/2 <y>_w = B <z>_w)
+    sigma <- sigma exp(c_s / d_s (|p_s| / E|N(0,I)| - 1))          (44) cumulative step-size adaptation
+    p_c <- (1 - c_c) p_c + h_s sqrt(c_c (2 - c_c) mu_eff) <y>_w    (45)
+    C   <- (1 + c_1 delta(h_s) - c_1 - c_mu sum w_j) C
+           + c_1 p_c p_c^T + c_mu sum_{i<=mu} w_i y_{i:lambda} y_{i:lambda}^T   (47) rank-one + rank-mu
+
+where i:lambda is the i-th best of the lambda points, the h_sigma stall is
+h_s = 1 if |p_s| / sqrt(1 - (1 - c_s)^(2(g+1))) < (1.4 + 2/(n+1)) E|N(0,I)|, else 0 (g counts
+the generations before this one), delta(h_s) = (1 - h_s) c_c (2 - c_c), and
+E|N(0,I)| = sqrt(n) (1 - 1/(4n) + 1/(21 n^2)). (46), the active weights w_i°, is the
+identity here: every weight is >= 0 (this is the tutorial's non-active CMA-ES).
+
+Defaults, Table 1 (n = dimension): lambda = 4 + floor(3 ln n) (48), mu = floor(lambda/2),
+w'_i = ln((lambda + 1)/2) - ln i (49), w_i = w'_i / sum_{j<=mu} w'_j for i <= mu and 0 after
+(53), mu_eff = (sum w'_i)^2 / sum w'_i^2 over i <= mu, c_m = 1 (54),
+c_s = (mu_eff + 2) / (n + mu_eff + 5), d_s = 1 + 2 max(0, sqrt((mu_eff - 1)/(n + 1)) - 1) + c_s (55),
+c_c = (4 + mu_eff/n) / (n + 4 + 2 mu_eff/n) (56), c_1 = 2 / ((n + 1.3)^2 + mu_eff) (57),
+c_mu = min(1 - c_1, 2 (1/4 + mu_eff + 1/mu_eff - 2) / ((n + 2)^2 + mu_eff)) (58) (alpha_cov = 2).
+`table1(n, lambda)` computes them all.
+
+Choices:
+- lambda is `pop_size`; left None (the default), a run takes Table 1's 4 + floor(3 ln n) (48)
+  for its problem's dimension n (`default_pop`; `CMAES.for_dimension(n)` gives it up front).
+- c_mu: the revised tutorial's (58) with its "1/4 +" in the numerator, as pycma computes it
+  (`rankmu_offset = 0.25`); the 2016 text has alpha_cov (mu_eff - 2 + 1/mu_eff) (e.g.
+  CyberAgentAILab/cmaes), a rate about 20 % lower at n = 10.
+- Start: the tutorial leaves m and sigma to the user (pycma asks for x0 and sigma0). Here m
+  is uniform in the box, and sigma0 = 0.3 x (upper - lower): sigma = 0.3 x the widest side
+  and C = diag((side_i / widest side)^2), so each coordinate starts with a standard
+  deviation of 0.3 x its side (C = I on a box with equal sides, as the tutorial starts;
+  pycma's `CMA_stds` does the same). `sigma0=...` gives sigma in the problem's units with C = I
+  (pycma's convention).
+- The first generation is drawn from that start by `ask_init` and the first update is made
+  by `tell_init`: every iteration, the initial one included, evaluates lambda points.
+- Eigendecomposition: C = B D^2 B^T by one batched `torch.linalg.eigh` over the runs at the
+  start of every generation, on the device (the tutorial's lazy update, every
+  1/(10 n (c_1 + c_mu)) generations, would need the host to decide when; a step is pure
+  tensor code with no branch on a value). Eigenvalues are floored at the dtype's `tiny`, and
+  C is symmetrised after each update.
+- Bounds: the points evaluated are the samples projected onto the box (clipped); the
+  unclipped samples drive the update (41)-(47), ranked by f(clipped) + gamma |x - clipped|^2.
+  That is pycma's `BoundPenalty` (its penalty sum_i w_i (x_i - xfeas_i)^2 with the initial
+  weight w_i = 2 IQR(f) / mean_i(sigma^2 C_ii)), here with that weight recomputed from each
+  generation's interquartile range rather than adapted over a history. Inside the box the
+  penalty is 0 and the algorithm is exactly the tutorial's.
+- `restarts=True`: each run restarts on its own, within the same tensors, when one of the
+  tutorial's termination criteria (its Appendix B.3; IPOP's) holds: TolFun (the best values
+  of the last 10 + ceil(30 n / lambda) generations and all values of this one within 1e-12),
+  TolX (sigma sqrt(C_ii) and sigma p_c,i all below 1e-12 sigma0), TolXUp (sigma sqrt(max C_ii)
+  above 1e4 sigma0), ConditionCov (cond(C) > 1e14), NoEffectAxis, NoEffectCoord, or a
+  non-finite sigma, m or C. A restart draws a new uniform mean and resets sigma, C, the paths
+  and the counters. Not done: IPOP's doubling of lambda at each restart (the engine's
+  evaluations per step are one number for every run, and a run set has one population
+  shape), and the Stagnation and EqualFunValues criteria. `restarted` counts the restarts
+  of each run.
+- Islands: migrants carry x and f only (`individual_fields`) and replace the worst points
+  of the last generation, which the next generation, drawn from (m, sigma, C), does not
+  use: islands of CMA-ES run independently.
+
+This file is the algorithm's whole specification (no kernels): eager on the CPU and on CUDA
+(`torch.linalg.eigh` synchronises with the host, so a CUDA graph cannot capture the step:
+`graph_capturable = False`, and engine="graph" / "compiled" say so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ..problems.base import Problem
+from .base import Algorithm, Proposal, State, check_positive, uniform
+from .registry import register_algorithm
+
+TOL_FUN = 1e-12  # Appendix B.3's TolFun
+TOL_X = 1e-12  # TolX, times sigma0
+TOL_X_UP = 1e4  # TolXUp, times sigma0
+TOL_CONDITION = 1e14  # ConditionCov
+
+
+def table1(n: int, lam: int) -> dict:
+    """Table 1's strategy parameters for dimension n and population lambda (floats, and the
+    weights as a list of mu numbers that sum to 1)."""
+    mu = lam // 2
+    w_prime = [math.log((lam + 1) / 2) - math.log(i) for i in range(1, mu + 1)]  # (49)
+    mu_eff = sum(w_prime) ** 2 / sum(w * w for w in w_prime)
+    weights = [w / sum(w_prime) for w in w_prime]  # (53), positive part
+    c_sigma = (mu_eff + 2) / (n + mu_eff + 5)  # (55)
+    d_sigma = 1 + 2 * max(0.0, math.sqrt((mu_eff - 1) / (n + 1)) - 1) + c_sigma
+    c_c = (4 + mu_eff / n) / (n + 4 + 2 * mu_eff / n)  # (56)
+    alpha_cov = 2.0
+    c_1 = alpha_cov / ((n + 1.3) ** 2 + mu_eff)  # (57)
+    c_mu = min(1 - c_1, alpha_cov * (0.25 + mu_eff + 1 / mu_eff - 2) / ((n + 2) ** 2 + alpha_cov * mu_eff / 2))  # (58)
+    chi_n = math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))  # E|N(0, I)|
+    return dict(mu=mu, weights=weights, mu_eff=mu_eff, c_m=1.0, c_sigma=c_sigma, d_sigma=d_sigma, c_c=c_c,
+                c_1=c_1, c_mu=c_mu, chi_n=chi_n)
+
+
+@dataclass
+class CMAESState(State):
+    mean: torch.Tensor  # (runs, n) m
+    sigma: torch.Tensor  # (runs,) step size
+    C: torch.Tensor  # (runs, n, n) covariance matrix
+    p_sigma: torch.Tensor  # (runs, n) conjugate evolution path
+    p_c: torch.Tensor  # (runs, n) evolution path
+    g: torch.Tensor  # (runs,) generations since the run's (re)start, int64
+    best_hist: torch.Tensor  # (runs, 10 + ceil(30 n / lambda)) best value of recent generations (TolFun)
+    restarted: torch.Tensor  # (runs,) restarts so far, int64
+
+
+@register_algorithm
+@dataclass(kw_only=True)
+class CMAES(Algorithm):
+    """CMA-ES (mu/mu_w, lambda) with rank-one and rank-mu updates and cumulative step-size
+    adaptation; lambda = `pop_size`, `sigma0` the initial step size (default 0.3 x the box),
+    `restarts` to restart each run on the tutorial's termination criteria."""
+
+    pop_size: int | None = None  # None: Table 1's lambda for the problem's dimension (48)
+    sigma0: float | None = None
+    restarts: bool = False
+
+    name = "cmaes"
+    paper = "Hansen, The CMA Evolution Strategy: A Tutorial, arXiv:1604.00772 (2016)"
+    min_pop = 2  # mu = floor(lambda / 2) >= 1
+    state_type = CMAESState
+    graph_capturable = False  # eigh synchronises with the host (its convergence check): eager on CUDA
+    uncapturable_why = "torch.linalg.eigh synchronises with the host"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.sigma0 is not None:
+            check_positive(self.name, sigma0=self.sigma0)
+        if not isinstance(self.restarts, bool):
+            raise ValueError(f"cmaes: restarts must be True or False, got {self.restarts!r}")
+
+    @staticmethod
+    def default_lambda(n: int) -> int:
+        """Table 1's population for dimension n: 4 + floor(3 ln n) (48)."""
+        return 4 + math.floor(3 * math.log(n))
+
+    def default_pop(self, dim: int) -> int:
+        return self.default_lambda(max(dim, 1))
+
+    @classmethod
+    def for_dimension(cls, n: int, **params) -> CMAES:
+        """CMA-ES with Table 1's lambda for dimension n (and `params`)."""
+        return cls(pop_size=cls.default_lambda(n), **params)
+
+    def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
+        # x, y, z and their clipped / ranked copies, plus C, B and the rank-mu sum per run
+        return (8 * runs * self.pop_size * (dim + 2) + 6 * runs * dim * dim) * itemsize
+
+    def individual_fields(self, state: State) -> list[str]:
+        return ["x", "f"]  # m, sigma, C, the paths are the run's, not an individual's
+
+    # -- the start of a run: m uniform in the box, sigma0, C0 ---------------------------------
+    def _start(self, problem: Problem, runs: int):
+        """sigma0 (runs,) and C0 (runs, n, n) of a (re)start (the mean is drawn apart)."""
+        span = problem.upper - problem.lower
+        if self.sigma0 is None:
+            widest = span.max()
+            sigma = (0.3 * widest).expand(runs)
+            C = torch.diag_embed((span / widest) ** 2).expand(runs, -1, -1)
+        else:
+            sigma = torch.full((runs,), self.sigma0, dtype=span.dtype, device=span.device)
+            C = torch.eye(span.shape[-1], dtype=span.dtype, device=span.device).expand(runs, -1, -1)
+        return sigma, C
+
+    def _fresh(self, problem: Problem, mean: torch.Tensor) -> CMAESState:
+        """The state of runs starting at `mean` (runs, n): sigma0, C0, zero paths and counters."""
+        runs, n = mean.shape
+        sigma, C = self._start(problem, runs)
+        zeros = torch.zeros_like(mean)
+        counter = torch.zeros(runs, dtype=torch.int64, device=mean.device)
+        return CMAESState(
+            x=mean[:, None], f=torch.zeros(runs, 1, dtype=mean.dtype, device=mean.device), mean=mean,
+            sigma=sigma.clone(), C=C.clone(), p_sigma=zeros, p_c=zeros.clone(), g=counter,
+            best_hist=torch.full((runs, 10 + math.ceil(30 * n / self.pop_size)), math.inf, dtype=mean.dtype,
+                                 device=mean.device),
+            restarted=counter.clone())
+
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
+        """The first generation, drawn around a mean uniform in the box."""
+        self.check_dtype(problem.lower.dtype)
+        mean = uniform(problem.lower, problem.upper, (runs,))
+        p = self.ask(problem, self._fresh(problem, mean))
+        p.mean0 = mean
+        return p
+
+    def tell_init(self, problem: Problem, proposal: Proposal, f: torch.Tensor) -> CMAESState:
+        return self.tell(problem, self._fresh(problem, proposal.mean0), proposal, f)
+
+    # -- one generation -------------------------------------------------------------------------
+    def ask(self, problem: Problem, s: CMAESState) -> Proposal:
+        runs, n = s.mean.shape
+        d2, B = torch.linalg.eigh(s.C)  # C = B D^2 B^T, batched over the runs
+        d = d2.clamp(min=torch.finfo(d2.dtype).tiny).sqrt()
+        z = torch.randn(runs, self.pop_size, n, dtype=s.mean.dtype, device=s.mean.device)  # (38)
+        y = (z * d[:, None, :]) @ B.transpose(-1, -2)  # (39) y_k = B D z_k, as rows
+        x = s.mean[:, None, :] + s.sigma[:, None, None] * y  # (40)
+        return Proposal(torch.clamp(x, problem.lower, problem.upper), z=z, y=y, B=B, d=d)
+
+    def tell(self, problem: Problem, s: CMAESState, p: Proposal, f: torch.Tensor) -> CMAESState:
+        runs, lam, n = p.y.shape
+        P = table1(n, lam)
+        mu, c_s, d_s, c_c, c_1, c_mu, chi_n = (P[k] for k in ("mu", "c_sigma", "d_sigma", "c_c", "c_1", "c_mu", "chi_n"))
+        w = math.log((lam + 1) / 2) - torch.log(torch.arange(1, mu + 1, dtype=p.y.dtype, device=p.y.device))  # (49)
+        w = w / w.sum()  # (53), made on the device: no host-to-device copy in the step
+
+        # ranking: f of the clipped point, plus pycma's BoundPenalty on the distance clipped
+        unclipped = s.mean[:, None, :] + s.sigma[:, None, None] * p.y
+        outside = ((unclipped - p.x) ** 2).sum(-1)
+        ordered = f.sort(-1).values
+        iqr = ordered[:, min(3 * (lam + 1) // 4, lam - 1)] - ordered[:, (lam + 1) // 4]
+        var = s.sigma ** 2 * s.C.diagonal(dim1=-2, dim2=-1).mean(-1)
+        gamma = torch.where(torch.isfinite(iqr) & (iqr > 0), 2 * iqr, torch.ones_like(iqr)) / var
+        key = f + torch.where(outside > 0, gamma[:, None] * outside, torch.zeros_like(outside))
+        best = key.argsort(dim=-1, stable=True)[:, :mu]  # i:lambda, i = 1..mu
+        y_sel = p.y.gather(1, best[..., None].expand(-1, -1, n))
+        z_sel = p.z.gather(1, best[..., None].expand(-1, -1, n))
+
+        y_w = (w[:, None] * y_sel).sum(1)  # (41)
+        mean = s.mean + P["c_m"] * s.sigma[:, None] * y_w  # (42)
+        C_inv_sqrt_y_w = ((w[:, None] * z_sel).sum(1)[:, None, :] @ p.B.transpose(-1, -2))[:, 0]  # = B <z>_w
+        p_sigma = (1 - c_s) * s.p_sigma + math.sqrt(c_s * (2 - c_s) * P["mu_eff"]) * C_inv_sqrt_y_w  # (43)
+        norm = p_sigma.norm(dim=-1)
+        sigma = s.sigma * torch.exp(c_s / d_s * (norm / chi_n - 1))  # (44)
+
+        stall = 1 - (1 - c_s) ** (2 * (s.g + 1).to(p.y.dtype))
+        h_sigma = (norm / stall.sqrt() < (1.4 + 2 / (n + 1)) * chi_n).to(p.y.dtype)
+        p_c = (1 - c_c) * s.p_c + (h_sigma * math.sqrt(c_c * (2 - c_c) * P["mu_eff"]))[:, None] * y_w  # (45)
+        delta = (1 - h_sigma) * c_c * (2 - c_c)
+        rank_one = p_c[:, :, None] * p_c[:, None, :]
+        rank_mu = (w[:, None] * y_sel).transpose(-1, -2) @ y_sel  # sum_i w_i y_i y_i^T
+        C = (1 + c_1 * delta - c_1 - c_mu * w.sum())[:, None, None] * s.C + c_1 * rank_one + c_mu * rank_mu  # (47)
+        C = (C + C.transpose(-1, -2)) / 2
+
+        g = s.g + 1
+        hist = s.best_hist.scatter(1, (s.g % s.best_hist.shape[1])[:, None], f.min(-1, keepdim=True).values)
+        new = CMAESState(x=p.x, f=f, mean=mean, sigma=sigma, C=C, p_sigma=p_sigma, p_c=p_c, g=g, best_hist=hist,
+                         restarted=s.restarted)
+        return self._restart(problem, new, f, p, s.g) if self.restarts else new
+
+    # -- restarts (Appendix B.3's criteria; IPOP's population doubling not done) -----------------
+    def _restart(self, problem: Problem, s: CMAESState, f: torch.Tensor, p: Proposal, g_before) -> CMAESState:
+        runs, n = s.mean.shape
+        new_mean = uniform(problem.lower, problem.upper, (runs,))
+        sigma0, C0 = self._start(problem, runs)
+        sigma0_ = sigma0[0] if self.sigma0 is None else self.sigma0
+        std = s.sigma[:, None] * s.C.diagonal(dim1=-2, dim2=-1).clamp(min=0).sqrt()
+        H = s.best_hist.shape[1]
+        tol_fun = ((s.g >= H) & (s.best_hist.max(-1).values - s.best_hist.min(-1).values < TOL_FUN)
+                   & (f.max(-1).values - f.min(-1).values < TOL_FUN))
+        tol_x = ((std < TOL_X * sigma0_).all(-1) & (s.sigma[:, None] * s.p_c.abs() < TOL_X * sigma0_).all(-1))
+        tol_x_up = std.max(-1).values > TOL_X_UP * sigma0_
+        condition = (p.d.max(-1).values / p.d.min(-1).values) ** 2 > TOL_CONDITION
+        axis = (g_before % n)[:, None, None].expand(-1, n, 1)
+        along = p.B.gather(2, axis).squeeze(-1) * p.d.gather(1, axis[:, 0])  # d_i b_i, i = g mod n
+        no_axis = (s.mean + 0.1 * s.sigma[:, None] * along == s.mean).all(-1)
+        no_coord = (s.mean + 0.2 * std == s.mean).any(-1)
+        broken = ~(torch.isfinite(s.sigma) & torch.isfinite(s.mean).all(-1) & torch.isfinite(s.C).flatten(1).all(-1))
+        stop = tol_fun | tol_x | tol_x_up | condition | no_axis | no_coord | broken
+
+        v, m = stop[:, None], stop[:, None, None]
+        return dataclasses.replace(
+            s, mean=torch.where(v, new_mean, s.mean), sigma=torch.where(stop, sigma0, s.sigma),
+            C=torch.where(m, C0, s.C), p_sigma=torch.where(v, 0.0, s.p_sigma), p_c=torch.where(v, 0.0, s.p_c),
+            g=torch.where(stop, 0, s.g), best_hist=torch.where(v, math.inf, s.best_hist),
+            restarted=s.restarted + stop.long())
