@@ -44,7 +44,7 @@ def each(names: list[str], marks=()) -> list:
 
 
 #: The registered algorithms whose step a CUDA graph can capture (the graph and compiled engines).
-CAPTURABLE = [n for n in NAMES if algorithm_class(n).graph_capturable]
+CAPTURABLE = [n for n in NAMES if not algorithm_class(n).uncapturable]
 
 #: The registered algorithms that offer islands under torchrun.
 ISLANDS = [n for n in NAMES if algorithm_class(n).islands_offered]

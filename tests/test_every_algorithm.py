@@ -86,7 +86,7 @@ def test_best_so_far_is_the_minimum_over_every_evaluated_point_and_evals_are_cou
     r = hs.minimize(_box_log(4, -10.0, 10.0, log), algo, iters=30, runs=runs, seed=2, device=device)
     all_f = torch.cat([f.reshape(runs, -1) for _, f in log], 1)
     all_x = torch.cat([x.reshape(runs, -1, 4) for x, _ in log], 1)
-    if type(algo).counts_every_evaluation:
+    if type(algo).rows_used is hs.Algorithm.rows_used:
         assert all_f.shape[1] == r.evals  # every evaluation counted, per run
     else:  # rows outside a shrinking population are evaluated with the rest and not counted
         assert all_f.shape[1] == algo.pop_size * 31 and r.evals < all_f.shape[1]

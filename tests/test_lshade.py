@@ -125,8 +125,6 @@ def test_without_a_budget_of_evaluations_or_iterations_it_says_what_to_give():
         hs.minimize("sphere", "lshade", dim=5, time_limit=1.0, device="cpu")
     with pytest.raises(ValueError, match="needs max_evals"):
         hs.Runner("sphere", "lshade", dim=5, device="cpu")
-    with pytest.raises(ValueError, match="islands are not offered"):
-        hs.LSHADE(pop_size=20).with_population(10)
 
 
 @pytest.mark.parametrize("name", ["lshade", "jso"])

@@ -117,6 +117,9 @@ def _writable(path: Path | None, option: str, folder: bool = False) -> None:
         _fail(f"{option} {path} cannot be written ({exc.strerror or exc}): choose a path you can write to")
 
 
+_THREADS_HELP = ("CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, "
+                 "cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")
+
 #: Modules a command needs beyond torch, and why (all in the base install; checked in case an
 #: install skipped them, e.g. pip install --no-deps).
 _NEEDS = {"matplotlib": ("matplotlib", "the reports' figures"), "skimage": ("scikit-image", "Otsu thresholding"),
@@ -205,7 +208,7 @@ def run(
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS; 1 = the papers' single-threaded CPU versions)")] = None,
+        help=_THREADS_HELP + "; 1 = the papers' single-threaded CPU versions")] = None,
 ) -> None:
     """Optimise a problem with an algorithm and print statistics over the runs.
 
@@ -339,7 +342,7 @@ def reproduce(
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS; 1 = the papers' single-threaded CPU versions)")] = None,
+        help=_THREADS_HELP + "; 1 = the papers' single-threaded CPU versions")] = None,
 ) -> None:
     """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
 
@@ -411,9 +414,9 @@ def _study_command(stored):
 
 @contextlib.contextmanager
 def _study_progress(label: str, total: int, done: int):
-    """The callback a study reports finished runs to: a live bar in a terminal, else (a log
-    file, CI, a SLURM job) a line per finished configuration every few seconds with an ETA;
-    nothing on the ranks of a torchrun job other than 0."""
+    """The callback a study reports stored runs to: a live bar in a terminal, else (a log file,
+    CI, a SLURM job) progress lines, at most one every few seconds, with an ETA; nothing on
+    the ranks of a torchrun job other than 0."""
     from rich.progress import Progress
 
     from .terminal import ProgressLines
@@ -462,7 +465,7 @@ def compare(
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
-        help="CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")] = None,
+        help=_THREADS_HELP)] = None,
 ) -> None:
     """Benchmark several algorithms over a suite: errors f - f* at the suite's recording points,
     rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.

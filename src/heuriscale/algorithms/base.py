@@ -111,17 +111,12 @@ class Algorithm:
     #: Population-sized tensors (runs, pop, dim) alive at a step's peak, state and temporaries
     #: together (measured on the CPU's eager step: peak memory / one population's bytes).
     population_copies: ClassVar[int] = 12
-    #: False where a step evaluates rows that are not counted (L-SHADE: the rows of individuals
-    #: that left its shrinking population are evaluated with the rest, to keep shapes fixed, and
-    #: ignored; `evals_after` counts what the algorithm uses, as its paper does).
-    counts_every_evaluation: ClassVar[bool] = True
-    #: False where the step calls what a CUDA graph cannot capture (CMA-ES: torch.linalg.eigh,
-    #: which synchronises with the host to check its result); the engines then run it eagerly.
-    graph_capturable: ClassVar[bool] = True
+    #: Why a CUDA graph cannot capture the step ("": it can), e.g. CMA-ES's torch.linalg.eigh,
+    #: which synchronises with the host; the engines then run it eagerly on CUDA.
+    uncapturable: ClassVar[str] = ""
     #: False where splitting a run's population into islands makes no sense (L-SHADE: its
     #: population shrinks as a whole over the budget); under torchrun use islands=False.
     islands_offered: ClassVar[bool] = True
-    uncapturable_why: ClassVar[str] = ""
     #: Its fast paths (None: the torch step only, which every engine but the kernels' runs).
     kernels: ClassVar[Kernels | None] = None
 
@@ -209,8 +204,9 @@ class Algorithm:
 
     def rows_used(self, state: State | None) -> int | None:
         """How many leading rows of the next proposal the step uses (None: all). Ask/tell loops
-        ask only these (L-SHADE: the individuals still in its shrinking population). Host code:
-        it may read the state."""
+        ask only these (L-SHADE: the individuals still in its shrinking population); the other
+        engines evaluate every row, to keep shapes fixed, and `evals_after` counts only the
+        used ones, as the algorithm's paper does. Host code: it may read the state."""
         return None
 
     def default_pop(self, dim: int) -> int | None:

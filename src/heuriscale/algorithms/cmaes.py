@@ -73,7 +73,7 @@ Choices:
 
 This file is the algorithm's whole specification (no kernels): eager on the CPU and on CUDA
 (`torch.linalg.eigh` synchronises with the host, so a CUDA graph cannot capture the step:
-`graph_capturable = False`, and engine="graph" / "compiled" say so).
+`uncapturable`, and engine="graph" / "compiled" say so).
 """
 
 from __future__ import annotations
@@ -139,8 +139,7 @@ class CMAES(Algorithm):
     paper = "Hansen, The CMA Evolution Strategy: A Tutorial, arXiv:1604.00772 (2016)"
     min_pop = 2  # mu = floor(lambda / 2) >= 1
     state_type = CMAESState
-    graph_capturable = False  # eigh synchronises with the host (its convergence check): eager on CUDA
-    uncapturable_why = "torch.linalg.eigh synchronises with the host"
+    uncapturable = "torch.linalg.eigh synchronises with the host"  # so: eager on CUDA
 
     def __post_init__(self) -> None:
         super().__post_init__()

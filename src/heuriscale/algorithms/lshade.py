@@ -43,7 +43,8 @@ Choices where the paper leaves room, or where runs batched in tensors need one:
   most 1/2), then taken as the smallest positive normal of the dtype;
 - ⊥ is stored as -1; the archive keeps a uniformly random subset of its members and the
   newcomers when they overflow it (the paper: random members are deleted);
-- islands are not offered: the population reduction spans the whole population.
+- islands are not offered (`islands_offered`): the population reduction spans the whole
+  population.
 """
 
 from __future__ import annotations
@@ -112,7 +113,6 @@ class LSHADE(Algorithm):
     state_type = SHADEState
     presets = {"cec2014": {"pop_factor": 18.0, "final_pop": 4, "H": 6, "p": 0.11, "arc_rate": 2.6}}  # the defaults
     islands_offered = False  # the population reduction spans the whole population
-    counts_every_evaluation = False  # the rows that left are evaluated (fixed shapes), not counted
 
     # the memory's starting values (jSO changes them)
     m_f0 = 0.5
@@ -160,10 +160,6 @@ class LSHADE(Algorithm):
     def rows_used(self, state: SHADEState | None) -> int | None:
         return None if state is None else int(state.n.max())  # the same in every run
 
-    def with_population(self, pop_size: int) -> Algorithm:
-        raise ValueError(f"{self.name} shrinks its whole population over the run: islands are not offered "
-                         "(under torchrun, use --no-islands: each rank runs its own runs)")
-
     # -- the population schedule (the same in every run) ----------------------------------------
     def _next_n(self, nfe):
         """N_{G+1} after `nfe` evaluations (a float64 tensor or a Python number, same arithmetic)."""
@@ -208,10 +204,6 @@ class LSHADE(Algorithm):
             return bisect.bisect_right(used, evals) - 1
         first, later = self._beyond()
         return len(used) + (evals - used[-1] - first) // later
-
-    def evals_per_step(self) -> int:
-        """The mean of a generation's evaluations over the budget (what fixed-size accounting sees)."""
-        return max(1, round((self.evals_after(len(self._sizes)) - self.pop_size) / max(1, len(self._sizes))))
 
     def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
         return (self.population_copies + math.ceil(self.arc_rate)) * runs * self.pop_size * (dim + 2) * itemsize

@@ -84,11 +84,10 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
 
 
 def _uncapturable(algorithm) -> str | None:
-    """Why a CUDA graph cannot capture the algorithm's step (its `graph_capturable` is False), or None."""
+    """Why a CUDA graph cannot capture the algorithm's step (its `uncapturable`), or None."""
     owner = algorithm.stepping()
-    if type(owner).graph_capturable:
-        return None
-    return f"{owner.name}'s step calls what a CUDA graph cannot capture ({type(owner).uncapturable_why})"
+    why = type(owner).uncapturable
+    return f"{owner.name}'s step calls what a CUDA graph cannot capture ({why})" if why else None
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ log = logging.getLogger("heuriscale")
 #: The kernels this process has announced building (each once).
 _announced: set[tuple[str, str]] = set()
 
-#: Measured cold builds (empty caches) of one algorithm's kernels: native CPU kernels 5-25 s
-#: on a 2-core EPYC, fused CUDA kernels 2-10 s on an H100 (docs/benchmarks.md, first runs).
-_BUILD_ESTIMATE = {"native": "5-25 s on 2 cores", "fused": "2-10 s on an H100"}
+#: Measured cold builds (empty caches) of one algorithm's kernels: native CPU kernels about
+#: 8 s (pso) to 21 s (fep) on the 2-core EPYC (pso, prs and the issue-30 apo, fep runs), fused
+#: CUDA kernels 1.8 s (pso) to 10.1 s (fep) on an H100 (docs/benchmarks.md, first runs).
+_BUILD_ESTIMATE = {"native": "8-21 s on 2 cores", "fused": "2-10 s on an H100"}
 
 
 class ProgressBar:

@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..names import natural_sorted, unknown_name  # noqa: F401 (unknown_name: used from here by others)
+from ..names import natural_sorted, unknown_name
 from .adapters import NumpyFunction, ScalarFunction, TorchFunction
 from .parallel import Workers
 from .base import Problem, check_fitness, make_bounds
