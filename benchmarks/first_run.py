@@ -8,6 +8,13 @@ CUDA initialisation; "setup" is the engine's own build + capture time from the r
 It also times `heuriscale warmup` (the papers' fused configurations) on empty caches and again.
 
     PYTHONPATH=src python3 benchmarks/first_run.py [--json first_run.json]
+
+`--cpu` measures the native CPU kernels instead (issue 30): each configuration of
+CPU_CONFIGS with an empty NUMBA_CACHE_DIR (a new machine) and again with the cache it left,
+`--repeats` times (medians; wall and CPU seconds of the process, whose difference between
+cold and warm is the build), then the small `compare` of the issue the same way:
+
+    PYTHONPATH=src python3 benchmarks/first_run.py --cpu [--repeats 3] [--json first_run_cpu.json]
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,6 +53,95 @@ def cli(args: str, caches: str, timeout: float = 300) -> dict:
                 "reason": extra.get("engine_reason", "")}
 
 
+#: The native CPU kernels, `heuriscale run ... --device cpu --engine native`: the issue's
+#: command for every algorithm (default population, float32: their serial builds), the
+#: papers' sizes (few iterations: the build is what is measured; parallel builds where the
+#: work asks for them) and parallel builds of the kernels whose papers' sizes take the serial one.
+CPU_CONFIGS = {
+    "pso default": "pso --problem rastrigin --dim 30 --iters 500",
+    "prs default": "prs --problem rastrigin --dim 30 --iters 500",
+    "fep default": "fep --problem rastrigin --dim 30 --iters 500",
+    "apo default": "apo --problem rastrigin --dim 30 --iters 500",
+    "firefly default": "firefly --problem rastrigin --dim 30 --iters 500",
+    "pso paper 001": "pso --problem euclidean --dim 2 --pop 65536 --iters 200 --preset paper001",
+    "prs paper 000": "prs --problem rastrigin --dim 4 --pop 1024 --iters 2000 -P bounds=-5.12,5.12 --preset paper000",
+    "fep paper 004": "fep --problem fep-f5 --pop 6400 --iters 20 --preset paper004",
+    "apo paper 003": "apo --problem bent-cigar --dim 1000 --pop 1000 --iters 10 --preset paper003",
+    "firefly paper 002": ("firefly --problem rastrigin --dim 2 --pop 40 --iters 2000 --preset paper002 --dtype float64 "
+                          "-P bounds=-5.12,5.12"),
+    "firefly 1,024 x 32": "firefly --problem sphere --dim 32 --pop 1024 --iters 3",
+    "prs 1,024 x 30": "prs --problem rastrigin --dim 30 --pop 1024 --iters 50",
+}
+#: The issue's small comparison: PSO, PRS and FEP on five classic functions, 5 runs of 3,000 evaluations.
+CPU_COMPARE = "compare -a pso,prs,fep --suite classic --functions f1,f5,f9,f10,f11 --runs 5 --evals 3000 --device cpu"
+
+
+def _process(args: list[str], env: dict, timeout: float) -> tuple[subprocess.CompletedProcess, float, float]:
+    """A `python -m heuriscale` process: its result, wall seconds and CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "heuriscale", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return proc, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cpu_run(args: str, cache: str) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        proc, wall, cpu = _process(["run", *args.split(), "--device", "cpu", "--engine", "native", "--seed", "0", "-q",
+                                    "--json", out.name], env, 900)
+        if proc.returncode != 0:
+            return {"wall": wall, "error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}
+        result = json.load(open(out.name))
+    return {"wall": wall, "cpu": cpu, "run": result["wall_time"], "setup": result["extra"]["setup_time"],
+            "engine": result["extra"]["engine"], "best_f": result["best_f"]}
+
+
+def cpu_compare(cache: str) -> dict:
+    with tempfile.TemporaryDirectory() as out:
+        proc, wall, cpu = _process([*CPU_COMPARE.split(), "--out", out], {**os.environ, "NUMBA_CACHE_DIR": cache}, 1800)
+    return {"wall": wall, "cpu": cpu, **({"error": proc.stderr.strip().splitlines()[-1:]} if proc.returncode else {})}
+
+
+def _median(rows: list[dict], key: str) -> float:
+    values = [r[key] for r in rows if key in r]
+    return statistics.median(values) if values else nan
+
+
+def cpu_main(repeats: int, only: list[str] | None) -> dict:
+    rows = {}
+    for name, cmd in CPU_CONFIGS.items():
+        if only and name not in only:
+            continue
+        cold, warm = [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+                cold.append(cpu_run(cmd, cache))
+                warm.append(cpu_run(cmd, cache))
+        rows[name] = {"args": cmd, "cold": cold, "warm": warm, "load1": os.getloadavg()[0],
+                      "same_best_f": len({json.dumps(r.get("best_f")) for r in cold + warm}) == 1}
+        print(name, json.dumps({k: v for k, v in rows[name].items() if k not in ("cold", "warm")}), flush=True)
+    if not only or "compare" in only:
+        cold, warm = [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+                cold.append(cpu_compare(cache))
+                warm.append(cpu_compare(cache))
+        rows["compare"] = {"args": CPU_COMPARE, "cold": cold, "warm": warm, "load1": os.getloadavg()[0]}
+    print("\nmedians of", repeats, "; process wall / CPU seconds; build = cold wall - warm wall")
+    print("| configuration | engine | cold: wall / CPU | warm: wall / CPU | build (cold - warm) | load |")
+    print("|---|---|---|---|---|---|")
+    for name, row in rows.items():
+        c, w = row["cold"], row["warm"]
+        engine = next((r["engine"] for r in c if "engine" in r), "-")
+        print(f"| {name} | {engine} | {_median(c, 'wall'):.1f} / {_median(c, 'cpu'):.1f} s "
+              f"| {_median(w, 'wall'):.1f} / {_median(w, 'cpu'):.1f} s | {_median(c, 'wall') - _median(w, 'wall'):.1f} s "
+              f"| {row['load1']:.1f} |")
+    return rows
+
+
 nan = float("nan")
 
 
@@ -55,7 +153,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default=None, help="comma-separated configuration names")
+    ap.add_argument("--cpu", action="store_true", help="the native CPU kernels (empty NUMBA_CACHE_DIR), not CUDA")
+    ap.add_argument("--repeats", type=int, default=3, help="--cpu: cold and warm pairs per configuration")
     args = ap.parse_args()
+    if args.cpu:
+        rows = cpu_main(args.repeats, args.only.split(",") if args.only else None)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return
     rows = {}
     for name, (cmd, fast) in CONFIGS.items():
         if args.only and name not in args.only.split(","):

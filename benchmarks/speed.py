@@ -2,7 +2,14 @@
 
     PYTHONPATH=src python3 benchmarks/speed.py --json speed.json            # everything
     PYTHONPATH=src python3 benchmarks/speed.py --only pso-paper,prs-paper   # some rows
+    PYTHONPATH=src python3 benchmarks/speed.py --only 'apo-*' --no-cpu      # paper 003's rows
     PYTHONPATH=src python3 benchmarks/speed.py --profile                    # + top kernels
+    PYTHONPATH=src python3 benchmarks/speed.py --only 'apo-*' --cold        # + whole runs, cold and warm
+
+`--cold` adds whole runs (the configuration's iterations, `minimize`) of eager, compiled,
+fused and auto, each in a fresh process: first with empty Triton and inductor caches (a new
+machine: the set-up includes building the kernels), then again with the caches that left
+(every later run); each reports its set-up (build + capture), its steps and its total.
 
 The fast path is what `engine="auto"` picks on CUDA: the fused Triton kernels where they
 exist (PSO), else the compiled step; both are shown where both exist.
@@ -17,8 +24,13 @@ cross HBM once at the card's bandwidth (memory-bound rows) or FLOPs at its FP32 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -46,6 +58,7 @@ class Config:
     floor_s: float = 0.0  # per iteration
     floor_how: str = ""
     evox: str | None = None
+    dtype: str = "float32"
 
 
 def _pso_bytes(n: int, d: int) -> float:
@@ -68,6 +81,25 @@ CONFIGS = [
            lambda: hs.get_problem("bent-cigar", dim=1000), lambda: hs.APO(pop_size=10_000), 1000,
            target_s=5.0, floor_s=6 * 10_000 * 1000 * 4 / PEAK_BANDWIDTH,
            floor_how="sorted x read, candidate write+read, selection read+write, x write: 6 N*D fp32"),
+    # Paper 003's other configurations: Table 2's population sizes (D = 1,000, 1,000 iterations), an
+    # objective inside the fused kernels (Griewank; bent cigar is evaluated between two launches),
+    # the like-for-like rerun's shifted and rotated functions (a D x D product per evaluation),
+    # Table 3's spring (float64; Table 4's Otsu runs 50 iterations: eager, below one chunk).
+    *[Config(f"apo-{n // 1000}k", f"APO, paper 003: Bent Cigar D=1,000, {n:,} protozoa",
+             lambda: hs.get_problem("bent-cigar", dim=1000, bounds=(-100, 100)), lambda n=n: hs.APO(pop_size=n), 1000,
+             floor_s=6 * n * 1000 * 4 / PEAK_BANDWIDTH, floor_how="as apo-paper")
+      for n in (1000, 2000, 5000)],
+    Config("apo-griewank", "APO, paper 003: Griewank D=1,000, 10,000 protozoa (inline objective)",
+           lambda: hs.get_problem("griewank", dim=1000, bounds=(-100, 100)), lambda: hs.APO(pop_size=10_000), 1000,
+           floor_s=4 * 10_000 * 1000 * 4 / PEAK_BANDWIDTH,
+           floor_how="x read, the rows read at the masks (~1), new x write: 4 N*D fp32"),
+    Config("apo-rotated", "APO, paper 003 like for like: shifted+rotated Bent Cigar D=1,000, 10,000 protozoa",
+           lambda: hs.get_problem("bent-cigar", dim=1000, bounds=(-100, 100), shift=3, rotate=3),
+           lambda: hs.APO(pop_size=10_000), 1000, floor_s=2 * 10_000 * 1000**2 / PEAK_FP32,
+           floor_how="the rotation: 2 N D^2 FLOPs at FP32 peak"),
+    Config("apo-spring", "APO, paper 003 Table 3: spring design, 50 protozoa, float64",
+           lambda: hs.get_problem("spring"), lambda: hs.APO(pop_size=50), 1000, dtype="float64",
+           floor_how="~0 (launch-bound)"),
     Config("fep-paper", "FEP, paper 004: f5 D=32, mu=6,400, q=10",
            lambda: hs.get_problem("fep-f5"), lambda: hs.FEP(pop_size=6400), 2000, target_s=0.5,
            floor_s=8 * 6400 * 32 * 4 / PEAK_BANDWIDTH, floor_how="x, eta in; x', eta' out; union gather: 8 N*D fp32"),
@@ -84,7 +116,7 @@ CONFIGS = [
 def time_runner(cfg: Config, device: str, engine: str, budget_s: float, full: bool) -> dict:
     """Seconds per iteration after warm-up; setup = compile + capture + first chunk."""
     algo = cfg.algorithm().with_horizon(cfg.iters)
-    runner = hs.Runner(cfg.problem(), algo, runs=cfg.runs, device=device, engine=engine, seed=0)
+    runner = hs.Runner(cfg.problem(), algo, runs=cfg.runs, device=device, engine=engine, seed=0, dtype=cfg.dtype)
     chunk = runner.chunk if engine != "eager" else 1
     t0 = time.perf_counter()
     runner.step(chunk)
@@ -110,7 +142,7 @@ def kernel_profile(cfg: Config, engine: str, top: int = 8) -> list[dict]:
     from torch.profiler import ProfilerActivity, profile
 
     runner = hs.Runner(cfg.problem(), cfg.algorithm().with_horizon(cfg.iters), runs=cfg.runs, device="cuda",
-                       engine=engine, seed=0)
+                       engine=engine, seed=0, dtype=cfg.dtype)
     runner.step(2 * runner.chunk)
     synchronize(runner.device)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -182,6 +214,46 @@ def crossover(name: str, make, pops: list[int], budget_s: float) -> dict:
     return {"algorithm": name, "rows": rows, "cuda_overtakes_at": first}
 
 
+FULL_RUN_ENGINES = ("eager", "compiled", "fused", "auto")
+
+
+def full_run(key: str, engine: str) -> dict:
+    """One whole run of configuration `key` with `engine` in this process (`--child`)."""
+    cfg = next(c for c in CONFIGS if c.key == key)
+    started = time.perf_counter()
+    r = hs.minimize(cfg.problem(), cfg.algorithm(), iters=cfg.iters, runs=cfg.runs, device="cuda", engine=engine,
+                    seed=0, dtype=cfg.dtype)
+    total = time.perf_counter() - started
+    setup = r.extra["setup_time"]
+    return {"engine": r.extra["engine"], "setup": setup, "steps": r.wall_time - setup, "total": total,
+            "best": float(r.best_f.min()), "reason": r.extra.get("engine_reason", "")}
+
+
+def cold_and_warm(key: str, engines: list[str]) -> dict:
+    """`full_run` of each engine in a fresh process: with empty kernel caches, then again."""
+    out = {}
+    for engine in engines:
+        with tempfile.TemporaryDirectory() as caches:
+            env = {**os.environ, "TRITON_CACHE_DIR": f"{caches}/triton",
+                   "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor"}
+            runs = {}
+            for caches_are in ("cold", "warm"):
+                started = time.perf_counter()
+                proc = subprocess.run([sys.executable, __file__, "--child", key, engine], env=env, capture_output=True,
+                                      text=True)
+                if proc.returncode != 0:
+                    runs[caches_are] = {"error": (proc.stderr or proc.stdout).strip().splitlines()[-3:]}
+                    continue
+                runs[caches_are] = {**json.loads(proc.stdout.strip().splitlines()[-1]),
+                                    "process": time.perf_counter() - started}
+            out[engine] = runs
+            print(f"    {engine:8s} " + "  ".join(
+                f"{k}: " + (f"setup {v['setup']:.2f} s + steps {v['steps']:.2f} s ({v['engine']}; process "
+                            f"{v['process']:.1f} s)" if "error" not in v else f"failed {v['error']}")
+                for k, v in runs.items()), flush=True)
+    return out
+
+
 def fmt(seconds: float | None) -> str:
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return "-"
@@ -194,20 +266,27 @@ def fmt(seconds: float | None) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default=None, help="comma-separated config keys")
+    ap.add_argument("--only", default=None, help="comma-separated config keys (wildcards too: 'apo-*')")
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per measurement")
     ap.add_argument("--full", action="store_true", help="time the fast path over each full run")
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--crossover", action="store_true", help="also find where CUDA overtakes the CPU")
     ap.add_argument("--profile", action="store_true", help="also list the fast path's top CUDA kernels")
+    ap.add_argument("--cold", action="store_true",
+                    help="also whole runs in fresh processes, on empty kernel caches and then warm ones")
+    ap.add_argument("--engines", default=",".join(FULL_RUN_ENGINES), help="the engines --cold runs")
+    ap.add_argument("--child", nargs=2, metavar=("KEY", "ENGINE"), help=argparse.SUPPRESS)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    keys = None if args.only is None else set(args.only.split(","))
+    if args.child:
+        print(json.dumps(full_run(*args.child)))
+        return
+    patterns = None if args.only is None else args.only.split(",")
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
     print(f"torch {torch.__version__}, GPU {gpu}, CPU threads {torch.get_num_threads()}")
     results = []
     for cfg in CONFIGS:
-        if keys is not None and cfg.key not in keys:
+        if patterns is not None and not any(fnmatch.fnmatchcase(cfg.key, p) for p in patterns):
             continue
         row = {"key": cfg.key, "label": cfg.label, "iters": cfg.iters, "runs": cfg.runs, "floor": cfg.floor_s,
                "floor_how": cfg.floor_how, "target": cfg.target_s, "per_iter_target": cfg.per_iter_target}
@@ -229,12 +308,15 @@ def main() -> None:
         results.append(row)
         fast = row["fast"]["per_iter"]
         full = fast * cfg.iters
+        floor = f"  floor {fmt(cfg.floor_s)}/it  x{fast / cfg.floor_s:.1f}" if cfg.floor_s else ""
         print(f"{cfg.key:10s} cpu {fmt(row.get('cpu', {}).get('per_iter'))}/it  eager {fmt(row['eager']['per_iter'])}/it  "
               f"graph {fmt(row['graph']['per_iter'])}/it  compiled {fmt(row['compiled']['per_iter'])}/it  "
               f"fast {fmt(fast)}/it ({row['fast']['engine']}, setup {row['fast']['setup']:.1f} s)  "
-              f"full run {fmt(full)} ({cfg.iters} it)  floor {fmt(cfg.floor_s)}/it  x{fast / cfg.floor_s:.1f}"
+              f"full run {fmt(full)} ({cfg.iters} it){floor}"
               + (f"  evox {fmt(row['evox']['per_iter'])}/it ({row['evox']['per_iter'] / fast:.1f}x slower)"
                  if row.get("evox") else ""), flush=True)
+        if args.cold:
+            row["whole_runs"] = cold_and_warm(cfg.key, args.engines.split(","))
     if "prs-paper" in {r["key"] for r in results} and "prs-100" in {r["key"] for r in results}:
         one = next(r for r in results if r["key"] == "prs-paper")["fast"]["per_iter"]
         hundred = next(r for r in results if r["key"] == "prs-100")["fast"]["per_iter"]

@@ -24,10 +24,7 @@ included: a run it ends before the target is a failure; ours run to the budget).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
-import subprocess
 import time
 from pathlib import Path
 
@@ -36,6 +33,7 @@ import torch
 from scipy import stats
 
 import heuriscale as hs
+from provenance import provenance
 
 TARGET = 1e-8
 #: (function, D, lambda, evaluation budget per run)
@@ -137,11 +135,8 @@ def main() -> None:
               f"pycma {b_ok.size}/{args.runs} median {row['pycma']['median_evals']}, MW p={mw}, Fisher p={fisher:.3g}"
               f" ({a_s:.1f} s / {b_s:.1f} s)", flush=True)
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True).stdout.strip())
-    meta = {"date": datetime.date.today().isoformat(), "commit": commit + (" (uncommitted changes)" if dirty else ""),
-            "machine": f"{platform.processor() or platform.machine()}, {platform.system()}", "torch": torch.__version__,
-            "cma": cma.__version__, "pycma_boundary": args.boundary, "pycma_constants": args.pycma, "sigma0": args.sigma0 or "0.3 x side", "threads": 1, "target": TARGET, "seed": args.seed}
+    meta = provenance(cma=cma.__version__, pycma_boundary=args.boundary, pycma_constants=args.pycma,
+                      sigma0=args.sigma0 or "0.3 x side", threads=1, target=TARGET, seed=args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))

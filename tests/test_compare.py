@@ -250,7 +250,7 @@ def test_python_custom_suite(fast_figures, tmp_path):
 
 
 BAD = [
-    (["--suite", "cec2099"], "unknown suite 'cec2099' (did you mean 'cec2022'?); known suites: cec2017, cec2022, classic"),
+    (["--suite", "cec2099"], "unknown suite 'cec2099' (did you mean 'cec2022'?); known suites: bbob, cec2017, cec2022, classic"),
     (["--algorithms", "pso,nope"], f"unknown algorithm 'nope'; known algorithms: {', '.join(algorithm_names())}"),
     (["--functions", "f13"], "unknown function 'f13' in suite 'cec2022'; its functions: cec2022-f1,"),
     (["--dims", "30"], "suite 'cec2022' does not define D = 30; its dimensions: 10, 20"),

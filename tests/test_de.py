@@ -11,7 +11,7 @@ from scipy import stats
 from scipy.optimize import differential_evolution
 
 import heuriscale as hs
-from heuriscale.algorithms.de import distinct_others
+from heuriscale.algorithms.de import distinct_others, random_repair
 
 
 def test_the_three_vectors_are_distinct_others_drawn_uniformly():
@@ -85,6 +85,7 @@ def test_selection_keeps_the_parent_unless_the_trial_is_strictly_better():
     (dict(F=0.0), "de: F must be > 0"), (dict(F=float("nan")), "de: F must be > 0"),
     (dict(CR=1.5), r"de: CR must lie in \[0, 1\]"), (dict(CR="x"), r"de: CR must lie in \[0, 1\]"),
     (dict(pop_size=3), "de needs a population of at least 4"),
+    (dict(repair="clip"), "de: repair must be one of midpoint, random, got 'clip'"),
 ])
 def test_bad_parameters_are_refused_clearly(bad, message):
     with pytest.raises(ValueError, match=message):
@@ -95,13 +96,16 @@ def test_bad_parameters_are_refused_clearly(bad, message):
 def test_runs_like_scipys_rand1bin_at_the_same_budget(function):
     """scipy.optimize.differential_evolution (strategy rand1bin, one generation at a time,
     no polishing) is a DE we did not write: at the same population, generations, F and CR
-    our final values must come from the same distribution (scipy draws a new uniform point
-    for a coordinate that leaves the box, where we take the midpoint: equal in distribution
-    on these functions, whose optima lie in the middle of the box)."""
+    our final values must come from the same distribution, with scipy's repair (a coordinate
+    that leaves the box is drawn anew in it) and with ours (the midpoint: equal in
+    distribution on these functions, whose optima lie in the middle of the box). A DE with
+    a crossover rate far from scipy's must be told apart: the check has power."""
     dim, pop, gens, runs = 5, 30, 60, 30
     problem = hs.get_problem(function, dim=dim, bounds=(-5.12, 5.12))
-    ours = hs.minimize(problem, hs.DE(pop_size=pop, F=0.5, CR=0.9), iters=gens, runs=runs, seed=0, device="cpu",
-                       dtype="float64").best_f.numpy()
+
+    def ours(**settings):
+        return hs.minimize(problem, hs.DE(pop_size=pop, F=0.5, **{"CR": 0.9, **settings}), iters=gens, runs=runs,
+                           seed=0, device="cpu", dtype="float64").best_f.numpy()
 
     def f(x):  # scipy's vectorized call: x is (dim, S)
         return problem.evaluate(torch.from_numpy(np.ascontiguousarray(x.T))).numpy()
@@ -112,8 +116,21 @@ def test_runs_like_scipys_rand1bin_at_the_same_budget(function):
                                updating="deferred", vectorized=True).fun
         for seed in range(runs)
     ])
-    assert stats.mannwhitneyu(ours, theirs).pvalue > 1e-3, (np.median(ours), np.median(theirs))
-    assert np.median(ours) < np.median(f(np.random.default_rng(0).uniform(-5.12, 5.12, (dim, pop))))  # it optimises
+    for repair in ("random", "midpoint"):
+        mine = ours(repair=repair)
+        assert stats.mannwhitneyu(mine, theirs).pvalue > 1e-3, (repair, np.median(mine), np.median(theirs))
+        assert np.median(mine) < np.median(f(np.random.default_rng(0).uniform(-5.12, 5.12, (dim, pop))))  # it optimises
+    assert stats.mannwhitneyu(ours(CR=0.1), theirs).pvalue < 1e-3  # a different DE is detected
+
+
+def test_random_repair_draws_outside_coordinates_anew_in_the_box():
+    problem = hs.get_problem("sphere", dim=3, bounds=(-1, 1))
+    u = torch.tensor([[[0.5, -3.0, 7.0]]]).expand(2000, 1, 3)
+    fixed = random_repair(problem, u)
+    assert torch.equal(fixed[..., 0], u[..., 0])  # inside: untouched
+    moved = fixed[..., 1:].flatten()
+    assert ((moved >= -1) & (moved <= 1)).all()
+    assert stats.kstest(moved.numpy(), stats.uniform(-1, 2).cdf).pvalue > 1e-3  # uniform in the box, not clipped
 
 
 # -- JADE's current-to-pbest/1 with archive (strategy="current-to-pbest/1") ---------------------

@@ -59,7 +59,7 @@ def test_host_objective_cannot_be_captured_but_runs_the_fused_kernels():
     long = hs.minimize(numpy_sphere, "pso", iters=3000, device="cuda")
     assert long.extra["engine"] == "fused", long.extra["engine_reason"]  # launched around each evaluation
     assert "no graph: the problem is evaluated on the host" in long.extra["engine_reason"]
-    assert hs.minimize(numpy_sphere, "apo", iters=300, device="cuda").extra["engine"] == "eager"  # no fused APO
+    assert hs.minimize(numpy_sphere, "de", iters=300, device="cuda").extra["engine"] == "eager"  # no fused DE
 
 
 def test_graph_engines_need_cuda():

@@ -134,7 +134,8 @@ INTERPRETED_IS_SLOW = [] if torch.cuda.is_available() else [pytest.mark.slow]
 
 
 #: Each algorithm that declares CUDA kernels, as these tests build it.
-FUSED = {"pso": hs.PSO, "firefly": lambda pop_size: hs.Firefly(pop_size=pop_size, alpha=0.05), "prs": hs.PRS, "fep": hs.FEP}
+FUSED = {"pso": hs.PSO, "firefly": lambda pop_size: hs.Firefly(pop_size=pop_size, alpha=0.05), "prs": hs.PRS, "fep": hs.FEP,
+         "apo": hs.APO}
 
 
 def test_every_declared_cuda_kernel_is_tested_here():
@@ -198,7 +199,7 @@ def test_why_not_fused_says_why(monkeypatch):
     assert "CUDA devices" in why_not_fused(hs.PSO(), sphere, cpu)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert why_not_fused(hs.PSO(), sphere, cpu) is None
-    assert "no fused kernel for 'apo' (algorithms with one: 'fep', 'firefly', 'prs', 'pso')" in why_not_fused(hs.APO(), sphere, cpu)
+    assert "no fused kernel for 'de' (algorithms with one: 'apo', 'fep', 'firefly', 'prs', 'pso')" in why_not_fused(hs.get_algorithm("de"), sphere, cpu)
     assert why_not_fused(hs.PRS(max_iters=10), sphere, cpu) is None
     assert "implement update='synchronous' only, not 'sequential'" in why_not_fused(hs.Firefly(update="sequential"), sphere, cpu)
     assert why_not_fused(hs.Firefly(), sphere, cpu) is None
@@ -206,8 +207,8 @@ def test_why_not_fused_says_why(monkeypatch):
     assert "up to dim=4096" in why_not_fused(hs.PSO(), hs.get_problem("sphere", dim=5000), cpu)
     host = hs.NumpyFunction(lambda X: (X**2).sum(1), 3, -1, 1)
     assert why_not_fused(hs.PSO(), host, cpu) is None  # launched around each host evaluation, without a graph
-    with pytest.raises(ValueError, match="engine 'fused' is not available: no fused kernel for 'apo'"):
-        hs.minimize("sphere", "apo", dim=2, iters=10, device="cpu", engine="fused")
+    with pytest.raises(ValueError, match="engine 'fused' is not available: no fused kernel for 'de'"):
+        hs.minimize("sphere", "de", dim=2, iters=10, device="cpu", engine="fused")
 
 
 @pytest.mark.gpu
@@ -246,7 +247,7 @@ def test_auto_engine_picks_the_fused_kernels_for_long_runs_on_cuda():
     r = hs.minimize("sphere", "pso", dim=10, iters=20_000, runs=5, seed=1, device="cuda")
     assert r.extra["engine"] == "fused+graph", r.extra["engine_reason"]
     assert (r.best_f < 1e-6).all()  # issue 2's acceptance bar, on the fused path
-    for name, fast in (("firefly", "fused"), ("prs", "fused"), ("fep", "fused"), ("apo", "compiled")):
+    for name, fast in (("firefly", "fused"), ("prs", "fused"), ("fep", "fused"), ("apo", "fused")):
         runner = Runner("sphere", hs.get_algorithm(name, **({"max_iters": 10**6} if name in ("prs", "apo") else {})),
                         dim=4, device="cuda", seed=0)
         assert auto.choose(runner, 10**6).engine == fast, name

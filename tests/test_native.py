@@ -102,15 +102,15 @@ def test_native_and_fused_kernels_draw_the_same_numbers(twin):
 
 
 def test_inline_objectives_equal_the_problems():
-    from heuriscale.engine.kernels.cpu_objectives import INLINE, objective
-    from heuriscale.problems.classic import CLASSIC
+    from heuriscale.engine.kernels.cpu_objectives import INLINE
+    from heuriscale.problems.classic import CLASSIC, ClassicProblem
 
     x = torch.rand(50, 7, dtype=torch.float64) * 4 - 2
     for name, spec in CLASSIC.items():
-        fid = INLINE[spec.fn]
-        want = spec.fn(x)
-        got = torch.tensor([objective(fid, row, cpu_objectives.NO_DATA) for row in x.numpy()], dtype=torch.float64)
-        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=name)
+        problem = ClassicProblem(name, dim=7)
+        assert cpu_objectives.inline_objective(problem)[0] == INLINE[spec.fn]
+        got = torch.from_numpy(cpu_objectives.values(problem, x.numpy()))
+        torch.testing.assert_close(got, spec.fn(x), rtol=1e-12, atol=1e-12, msg=name)
 
 
 APPLICATIONS = {  # computed inside the kernels from the problem's data: the same float64 numbers
@@ -132,7 +132,7 @@ def test_application_objectives_inline_equal_the_problems_exactly(name):
     x = problem.lower + (problem.upper - problem.lower) * torch.rand(4000, problem.dim, generator=g, dtype=torch.float64)
     x[:5] = problem.lower  # the box's corners: Otsu's thresholds 0 and 255, the spring's tightest constraints
     x[5:10] = problem.upper
-    got = torch.tensor([cpu_objectives.objective(fid, row, data) for row in x.numpy()], dtype=torch.float64)
+    got = torch.from_numpy(cpu_objectives.values(problem, x.numpy()))
     if problem.dim <= 3:
         assert torch.equal(got, problem.evaluate(x))
     else:  # torch sums more than four classes' terms in an order of its own
@@ -323,7 +323,7 @@ def test_steps_in_one_call_equal_steps_one_by_one_and_resume_from_checkpoints(ke
 
 BOUNDS_JOB = """
 import heuriscale as hs
-from tests.test_native import KERNELS
+from test_native import KERNELS  # tests/ is on PYTHONPATH (a package named tests may be installed)
 for kernel in ("apo", "fep", "firefly", "firefly-sequential"):  # PSO and PRS index by loop counters only
     make, pop = KERNELS[kernel], 10 if kernel.startswith("firefly") else 20
     for dim in (4, 130) if kernel == "apo" else (4,):  # APO: rows shorter and longer than DENSE_DIM

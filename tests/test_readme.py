@@ -43,7 +43,7 @@ def test_compare_examples_run(tmp_path, monkeypatch):
         # keep each example's options, shrink it for the test run: 2 functions, 2 runs, 1,000 evaluations
         line = line.split("#")[0]
         line = re.sub(r"--runs \d+", "", line)
-        line = re.sub(r"--evals \d+", "", line)
+        line = re.sub(r"--evals(-per-dim)? \d+", "", line)
         line = re.sub(r"--device \S+", "", line)
         extra = ["--runs", "2", "--evals", "1000", "--device", "cpu"] + ([] if "--functions" in line else ["--functions", "1,2"])
         res = CliRunner().invoke(app, shlex.split(line)[1:] + extra)

@@ -40,10 +40,11 @@ def test_it_evaluates_a_block_of_points(fused_device):
     torch.testing.assert_close(problem.evaluate(x), want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("algorithm", ["pso", "prs", "fep", "firefly"])
+@pytest.mark.parametrize("algorithm", ["pso", "prs", "fep", "firefly", "apo"])
 def test_the_fused_kernels_call_it_inside_and_compute_the_built_in_numbers(algorithm, fused_device):
     make = {"pso": lambda: hs.PSO(pop_size=16), "prs": lambda: hs.PRS(pop_size=16, max_iters=10),
-            "fep": lambda: hs.FEP(pop_size=16), "firefly": lambda: hs.Firefly(pop_size=16, alpha=0.05)}[algorithm]
+            "fep": lambda: hs.FEP(pop_size=16), "firefly": lambda: hs.Firefly(pop_size=16, alpha=0.05),
+            "apo": lambda: hs.APO(pop_size=16)}[algorithm]
     # PRS feeds every value back through (10)'s mean, so a last-bit difference grows at once (the
     # initial population is evaluated outside the kernels: by torch, or by the function's own
     # kernel): it is compared over its first two iterations, closely.

@@ -343,11 +343,18 @@ def reproduce(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
         help=_THREADS_HELP + "; 1 = the papers' single-threaded CPU versions")] = None,
+    restore: Annotated[Optional[Path], typer.Option(
+        help="a results.csv this paper's reproduction wrote: put its runs back into the store first "
+             "(those whose configuration is unchanged), so that only the others run")] = None,
+    restore_only: Annotated[Optional[str], typer.Option(
+        help="with --restore: only these experiments, e.g. table2,table2-cec")] = None,
 ) -> None:
     """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
 
-    Rerunning resumes: finished runs are stored as they finish. Ctrl-C or SIGTERM stops
-    at once (exit status 130 / 143) keeping every finished run. Under torchrun
+    Rerunning resumes: finished runs are stored as they finish. `--restore results.csv`
+    takes back the runs an earlier reproduction recorded (best f and times; runs that need
+    their best x, history or snapshots are rerun) and the report says how many it took.
+    Ctrl-C or SIGTERM stops at once (exit status 130 / 143) keeping every finished run. Under torchrun
     (`torchrun --nproc-per-node=N -m heuriscale reproduce ...`) the runs are shared out
     over the ranks, each on its own GPU, and rank 0 writes the store and the report.
     """
@@ -367,6 +374,15 @@ def reproduce(
             raise ValueError(f"unknown scale {scale!r}: use {' or '.join(studies.SCALES)}")
         devices = studies.available_devices(device)
         _use_cpu_threads(cpu_threads)
+        if restore_only is not None and restore is None:
+            raise ValueError("--restore-only needs --restore results.csv")
+        if restore is not None:
+            if len(keys) != 1:
+                raise ValueError("--restore takes one paper's results.csv: name the paper (pso, prs, ...), not all")
+            if not restore.is_file():
+                raise ValueError(f"--restore: no file {restore}; give the results.csv of an earlier reproduction")
+            if _lead_rank():
+                _restore(studies.PAPERS[keys[0]], scale, devices, out_dir, restore, restore_only)
     except ValueError as exc:
         _fail(str(exc))
     current = {"key": keys[0]}
@@ -386,6 +402,19 @@ def reproduce(
                 continue
             print_report(out, report.read_text(), full=f"{report} / {report.with_suffix('.html')}")
             out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
+
+
+def _restore(paper, scale: str, devices: list[str], out_dir: Path, csv_path: Path, only: str | None) -> None:
+    from .studies.reproduce import store_path
+    from .studies.restore import restore_runs
+    from .studies.store import ResultStore
+
+    experiments = None if only is None else [e.strip() for e in only.split(",") if e.strip()]
+    store_path(paper, out_dir).parent.mkdir(parents=True, exist_ok=True)
+    with ResultStore(store_path(paper, out_dir)) as store:
+        counts = restore_runs(paper, scale, devices, csv_path, store, experiments, label=str(csv_path))
+    out.print(f"{paper.key}: {counts['restored']} runs restored from {csv_path}, {counts['stored']} were stored "
+              f"already, {counts['changed']} changed since (rerun), {counts['unmatched']} not restorable (rerun)")
 
 
 @contextlib.contextmanager
@@ -448,20 +477,24 @@ def _lead_rank() -> bool:
 @app.command()
 def compare(
     algorithms_: Annotated[str, typer.Option("--algorithms", "-a", help="comma-separated, e.g. pso,apo,fep,prs,firefly")],
-    suite: Annotated[str, typer.Option(help="cec2022, cec2017 or classic (Yao et al. 1999)")] = "cec2022",
+    suite: Annotated[str, typer.Option(help="cec2022, cec2017, classic (Yao et al. 1999) or bbob (COCO)")] = "cec2022",
     dims: Annotated[Optional[str], typer.Option(help="comma-separated dimensions (default: the suite's)")] = None,
-    runs: Annotated[Optional[int], typer.Option(help="runs per algorithm, function and dimension (default: the suite's, 30 for cec2022)")] = None,
+    runs: Annotated[Optional[int], typer.Option(help="runs per algorithm, function and dimension (default: the suite's, 30 for cec2022; bbob: instances 1..runs, 15)")] = None,
     evals: Annotated[Optional[int], typer.Option(help="evaluations per run for every function (default: the suite's budgets)")] = None,
+    evals_per_dim: Annotated[Optional[int], typer.Option(help="evaluations per run as a multiple of the dimension, e.g. 1000 for 1000 x D (COCO's convention; default: the suite's budgets)")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="algo.key=value, e.g. apo.pf_max=0.2 (repeatable)")] = None,
     preset: Annotated[Optional[list[str]], typer.Option(help="algo=name, e.g. apo=paper003 (repeatable)")] = None,
     pop: Annotated[Optional[list[str]], typer.Option(help="algo=population size, e.g. pso=40 (repeatable)")] = None,
     functions: Annotated[Optional[str], typer.Option(help="comma-separated subset of the suite, e.g. f1,f3 (default: all)")] = None,
     reference: Annotated[Optional[str], typer.Option(help="the algorithm the others are tested against (default: the first)")] = None,
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
-    dtype: Annotated[Optional[str], typer.Option(help="float32 or float64 (default: float32 on CUDA, float64 on the CPU)")] = None,
+    dtype: Annotated[Optional[str], typer.Option(help="float32 or float64 (default: float32 on CUDA, float64 on the CPU and for bbob)")] = None,
     seed: Annotated[int, typer.Option(help="the campaign's base seed")] = 0,
     alpha: Annotated[float, typer.Option(help="significance level of the tests")] = 0.05,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="folder of the store and the report (default campaigns/<suite>)")] = None,
+    export: Annotated[Optional[str], typer.Option(
+        help="also write the runs for the field's platforms: coco (bbob suite; for python -m cocopp), ioh "
+             "(IOHanalyzer, iohinspector), or coco,ioh; into OUT/coco/<algorithm>/, OUT/ioh/<algorithm>/")] = None,
     dist_timeout: Annotated[Optional[float], typer.Option(
         help="under torchrun: seconds to wait for a silent rank before failing (default 60)")] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
@@ -471,7 +504,8 @@ def compare(
     rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.
 
     Every algorithm runs at its library defaults (or --preset, -p, --pop) within the suite's
-    budget (CEC 2022: 200,000 evaluations at D = 10, 1,000,000 at D = 20) or --evals. Runs are
+    budget (CEC 2022: 200,000 evaluations at D = 10, 1,000,000 at D = 20; bbob: 10,000 x D) or
+    --evals / --evals-per-dim. On bbob the runs are COCO's instances (run r on instance r + 1). Runs are
     stored as they finish (--out/results.sqlite): rerunning resumes, and a finished campaign
     recomputes nothing and rewrites the same report. Ctrl-C or SIGTERM stops at once (exit
     status 130 / 143) keeping every finished run. Under torchrun
@@ -481,7 +515,7 @@ def compare(
     import json
     import time
 
-    from .studies.compare import plan, run_campaign, stored_runs
+    from .studies.compare import check_exports, plan, run_campaign, stored_runs
 
     started = time.perf_counter()
     _require("matplotlib", *(["opfunu"] if suite.startswith("cec") else []))
@@ -500,7 +534,8 @@ def compare(
         pops = _per_algorithm(pop, "--pop", "algorithm=population size, e.g. pso=40", int)
         campaign = plan(algorithms_, suite, dims, runs=runs, evals=evals, params=params, presets=presets, pops=pops,
                         reference=reference, device=device, dtype=dtype, seed=seed, out=out_dir, functions=functions,
-                        alpha=alpha)
+                        alpha=alpha, evals_per_dim=evals_per_dim)
+        exports = check_exports(campaign, export)
     except ValueError as exc:
         _fail(str(exc))
     if _lead_rank():  # before any run: a campaign whose tests cannot reach --alpha says so (issue 29)
@@ -516,12 +551,16 @@ def compare(
         label = (f"{campaign.suite.name}: {len(campaign.algorithms)} algorithms x {len(campaign.cells)} "
                  f"functions and dimensions x {campaign.runs} runs")
         with _study_progress(label, campaign.total_runs(), stored()[0]) as advance:
-            written = run_campaign(campaign, timeout=dist_timeout, progress=advance)
+            written = run_campaign(campaign, timeout=dist_timeout, progress=advance, exports=exports)
     if written is None:  # a rank other than 0 of a torchrun job: rank 0 reports
         return
     meta = json.loads(written["json"].read_text())["meta"]
     out.print(f"[bold]{escape(campaign.suite.name)}[/]: " + escape(f"report written to {written['md']}, {written['html']}, "
               f"{written['tex']} and {written['csv']}; runs stored in {written['store']}"), highlight=False, soft_wrap=True)
+    for name in exports:
+        out.print(escape(f"{name} data written to {written[name]}/<algorithm>/"
+                         + (f" (post-process: python -m cocopp {written[name]}/*/)" if name == "coco" else "")),
+                  highlight=False, soft_wrap=True)
     out.print(f"campaign compute time (its stored runs): {meta['wall_s']:.1f} s; "
               f"this invocation: {time.perf_counter() - started:.1f} s wall clock", highlight=False, soft_wrap=True)
 

@@ -108,7 +108,7 @@ class APO(Algorithm):
     paper = "003"
     presets = {"paper003": {"pf_max": 0.1, "np": 1}}
     state_type = APOState
-    kernels = Kernels(cpu=True)  # engine/kernels/apo/ (CUDA: the compiled step)
+    kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/apo/
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -18,9 +18,13 @@ Choices:
   try a large CR first ("CR = 0.9 or CR = 1.0 ... to see if a quick solution is possible");
   it suggests a population of 5 D to 10 D, which `pop_size` leaves to the caller;
 - selection keeps the trial only when it is strictly better, as the paper states it;
-- bounds: the paper leaves them to the user. A coordinate of u_i outside the box is set to
-  the midpoint of x_ij and the bound it crossed (the repair of JADE and L-SHADE), so trials
-  stay inside without piling onto the boundary.
+- bounds: the paper leaves them to the user. By default (`repair="midpoint"`) a coordinate
+  of u_i outside the box is set to the midpoint of x_ij and the bound it crossed (the repair
+  of JADE and L-SHADE), so trials stay inside without piling onto the boundary;
+  `repair="random"` draws it uniformly in the box instead (K. Price, R. Storn and
+  J. Lampinen, "Differential Evolution: A Practical Approach to Global Optimization",
+  Springer 2005; also what scipy.optimize.differential_evolution does, against
+  which docs/validation.md checks this file).
 
 `strategy="current-to-pbest/1"` takes JADE's mutation instead (J. Zhang and A. C. Sanderson,
 "JADE: Adaptive Differential Evolution With Optional External Archive", IEEE Trans. Evol.
@@ -142,6 +146,16 @@ def midpoint_repair(problem: Problem, u: torch.Tensor, x: torch.Tensor) -> torch
     return torch.where(u > problem.upper, (problem.upper + x) / 2, u)
 
 
+def random_repair(problem: Problem, u: torch.Tensor) -> torch.Tensor:
+    """A coordinate of u outside the box: drawn anew, uniformly between the bounds (Price,
+    Storn & Lampinen's random reinitialisation)."""
+    fresh = problem.lower + torch.rand_like(u) * (problem.upper - problem.lower)
+    return torch.where((u < problem.lower) | (u > problem.upper), fresh, u)
+
+
+REPAIRS = ("midpoint", "random")
+
+
 @dataclass
 class DEState(State):
     archive: torch.Tensor  # (runs, A, dim): parents replaced by better trials, the first archive_n
@@ -156,12 +170,14 @@ STRATEGIES = ("rand/1", "current-to-pbest/1")
 class DE(Algorithm):
     """Differential Evolution with mutation factor `F`, crossover rate `CR` and `strategy`
     "rand/1" (Storn & Price) or "current-to-pbest/1" (JADE's, with p-best rate `p` and an
-    archive of up to pop_size replaced parents)."""
+    archive of up to pop_size replaced parents); `repair` "midpoint" or "random" brings
+    trial coordinates outside the box back in."""
 
     F: float = 0.5
     CR: float = 0.9
     strategy: str = "rand/1"
     p: float = 0.05
+    repair: str = "midpoint"
 
     name = "de"
     paper = "Storn & Price 1997"
@@ -177,6 +193,8 @@ class DE(Algorithm):
             raise ValueError(f"de: strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if not (is_real(self.p) and 0 < self.p <= 1):
             raise ValueError(f"de: p must lie in (0, 1], got {self.p!r}")
+        if self.repair not in REPAIRS:
+            raise ValueError(f"de: repair must be one of {', '.join(REPAIRS)}, got {self.repair!r}")
 
     def individual_fields(self, state: DEState) -> list[str]:
         return ["x", "f"]  # the archive is the island's own (its rows are not individuals)
@@ -198,7 +216,8 @@ class DE(Algorithm):
             F = s.x.new_full((runs, n), self.F)
             v = current_to_pbest(s.x, s.f.argsort(-1), count, best, s.archive, s.archive_n, F, F)
         u = binomial_crossover(s.x, v, self.CR)  # (4)
-        return Proposal(midpoint_repair(problem, u, s.x))
+        inside = midpoint_repair(problem, u, s.x) if self.repair == "midpoint" else random_repair(problem, u)
+        return Proposal(inside)
 
     def tell(self, problem: Problem, s: DEState, p: Proposal, f: torch.Tensor) -> DEState:
         better = f < s.f  # selection: strictly better replaces

@@ -21,8 +21,8 @@ import torch
 from ..version import __version__
 from .rng import MAX_SEED, RngStream
 
-#: Bumped when what a checkpoint holds changes.
-FORMAT = 1
+#: Bumped when what a checkpoint holds changes (2: the history's milestones).
+FORMAT = 2
 
 
 def version() -> str:

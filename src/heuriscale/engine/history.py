@@ -1,4 +1,33 @@
-"""The history of a run set: best-so-far of every run after sampled iterations."""
+"""The history of a run set: best-so-far of every run after sampled iterations, and the
+milestones that benchmarking platforms (COCO, IOHprofiler) log exactly.
+
+Samples. Best-so-far per run after iterations 0, s, 2s, ... for a stride s that doubles as a
+run grows (`History`): enough for convergence curves, but a run of 10,000 iterations keeps
+only every 8th.
+
+Milestones (`Milestones`), recorded at every iteration, never sampled, for the exports of
+`studies/exports/`:
+
+- the value of each run's first evaluation (the first point of its initial population,
+  taken as evaluation 1: both platforms' files start there);
+- the last iteration at which each run's best-so-far improved (when its final best was found);
+- when the problem has a known optimum f*: a ladder of targets f* + 10^(k/5), k = 40, 39, ...,
+  -40 (precisions 1e8 down to 1e-8, COCO's five per decade and its final 1e-8), and per run
+  and target the first iteration whose best-so-far is within it, with that best value. The
+  targets of cocopp's figures and tables (1e2 down to 1e-8) are on it; crossings above 1e8,
+  in the first evaluations of a badly scaled function, are read from the samples.
+
+Cost and where it happens: the engine already hands History every step's best-so-far (the
+eager step one row at a time; the CUDA-graph and native engines a chunk's rows at once, as
+the rows of its history). Milestones read those rows on the device, in the runs' dtype (the
+targets rounded down to it, which compares exactly as float64 would): a row is one
+comparison with the ladder, a chunk one `searchsorted` per run (best-so-far never increases,
+so the first row within a target is a sorted search). No host synchronisation; memory
+(runs, 81) x 8 bytes in float32, and a chunk's rows transposed while they are read. The
+iterations become evaluation counts when the result is collected (`algorithm.evals_after`):
+a target reached during an iteration counts that iteration's evaluations whole, the
+convention of the engine's `evals_to_target`.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +36,37 @@ import torch
 #: History keeps at most about this many samples per run (it thins itself as it grows).
 HISTORY_SIZE = 1000
 
+#: The target ladder: precisions 10^(k/5) above the optimum for these k (COCO's five per decade).
+TARGET_EXPONENTS = tuple(range(40, -41, -1))
+
+
+def target_precisions() -> torch.Tensor:
+    """The ladder's precisions 10^(k/5), k in TARGET_EXPONENTS (float64)."""
+    return 10.0 ** (torch.tensor(TARGET_EXPONENTS, dtype=torch.float64) / 5)
+
 
 class History:
     """Best-so-far per run after iterations 0, s, 2s, ... for a stride s that starts at 1 and
     doubles (dropping every other sample) whenever more than 2 x HISTORY_SIZE are kept, so
-    a run of any length keeps between HISTORY_SIZE and twice as many samples."""
+    a run of any length keeps between HISTORY_SIZE and twice as many samples; and the run
+    set's `milestones` (every iteration)."""
 
-    def __init__(self) -> None:
+    def __init__(self, optimum_f: float | None = None) -> None:
         self.rows: list[torch.Tensor] = []  # (k, runs) blocks of samples
         self.iterations: list[int] = []
         self.stride = 1
+        self.milestones = Milestones(optimum_f)
+
+    def start(self, best_f: torch.Tensor, first_f: torch.Tensor) -> None:
+        """Iteration 0: the initial population's best, and each run's first evaluated value."""
+        self.milestones.start(best_f, first_f)
+        self.record(0, best_f)
+
+    def step(self, iteration: int, best_f: torch.Tensor) -> None:
+        """One iteration's best-so-far: milestones always, a sample when on the stride."""
+        self.milestones.row(iteration, best_f)
+        if self.due(iteration):
+            self.record(iteration, best_f)
 
     def due(self, iteration: int) -> bool:
         """True when iteration `iteration` falls on the stride (a step worth recording)."""
@@ -31,8 +81,9 @@ class History:
         self._thin()
 
     def record_block(self, values: torch.Tensor, first: int) -> None:
-        """Keep the rows of a chunk's per-step best values (iterations first, first+1, ...)
-        that fall on the stride, with one copy."""
+        """A chunk's per-step best values (iterations first, first+1, ...): milestones from
+        every row, samples from the rows on the stride (one copy)."""
+        self.milestones.block(values, first)
         start = (-first) % self.stride
         if start < values.shape[0]:
             self.rows.append(values[start::self.stride].clone())
@@ -51,12 +102,89 @@ class History:
             self.iterations = [self.iterations[i] for i in keep]
             self.stride *= 2
 
-    # -- checkpoints (the keys a checkpoint has always used) --------------------------------
+    # -- checkpoints ----------------------------------------------------------------------
     def state_dict(self) -> dict:
         return {"history": self.values().detach().cpu().clone(), "history_iter": list(self.iterations),
-                "history_stride": self.stride}
+                "history_stride": self.stride, "milestones": self.milestones.state_dict()}
 
     def load_state_dict(self, saved: dict, device: torch.device) -> None:
         self.rows = [saved["history"].to(device)]
         self.iterations = list(saved["history_iter"])
         self.stride = saved["history_stride"]
+        self.milestones.load_state_dict(saved["milestones"], device)
+
+
+class Milestones:
+    """Per run: its first evaluated value, the last iteration its best improved, and (known
+    optimum only) the first iteration within each target of the ladder, with the best then.
+    Iterations are -1 where not (yet) reached; all tensors stay on the runs' device, and the
+    per-target ones take (runs, 81) x 8 bytes in float32."""
+
+    def __init__(self, optimum_f: float | None) -> None:
+        self.optimum_f = optimum_f
+        self.first_f: torch.Tensor | None = None  # (runs,)
+        self.improved_iter: torch.Tensor | None = None  # (runs,) int64
+        self.hit_iter: torch.Tensor | None = None  # (runs, K) int32
+        self.hit_f: torch.Tensor | None = None  # (runs, K), the runs' dtype
+        self._last: torch.Tensor | None = None  # (runs,) best-so-far of the latest row seen
+        self._targets: torch.Tensor | None = None  # (K,) f* + precisions in the runs' dtype, rounded down
+
+    @property
+    def tracks_targets(self) -> bool:
+        return self.optimum_f is not None
+
+    def start(self, best_f: torch.Tensor, first_f: torch.Tensor) -> None:
+        runs, device = best_f.shape[0], best_f.device
+        self.first_f = first_f.clone()
+        self.improved_iter = torch.zeros(runs, dtype=torch.int64, device=device)
+        self._last = best_f.clone()
+        if self.tracks_targets:
+            self._targets = self._ladder(best_f.dtype, device)
+            self.hit_iter = torch.full((runs, len(TARGET_EXPONENTS)), -1, dtype=torch.int32, device=device)
+            self.hit_f = torch.full((runs, len(TARGET_EXPONENTS)), torch.inf, dtype=best_f.dtype, device=device)
+        self.row(0, best_f)
+
+    def _ladder(self, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """The targets f* + 10^(k/5) in `dtype`, each rounded down to the nearest value of it:
+        a value v of that dtype is <= the exact (float64) target exactly when v <= this one,
+        so the runs' values are compared as they are, without a float64 copy."""
+        exact = self.optimum_f + target_precisions()
+        near = exact.to(dtype)
+        below = torch.nextafter(near, torch.tensor(-torch.inf, dtype=dtype))
+        return torch.where(near.double() > exact, below, near).to(device)
+
+    def row(self, iteration: int, best_f: torch.Tensor) -> None:
+        """The best-so-far after `iteration` (a refinement after the last step passes the
+        iteration after it: its evaluations are the run's last)."""
+        self.improved_iter = torch.where(best_f < self._last, iteration, self.improved_iter)
+        self._last = best_f.clone()  # a copy: the engine may reuse the buffer
+        if self.tracks_targets:
+            new = (best_f[:, None] <= self._targets) & (self.hit_iter < 0)
+            self.hit_iter = torch.where(new, iteration, self.hit_iter)
+            self.hit_f = torch.where(new, best_f[:, None], self.hit_f)
+
+    def block(self, values: torch.Tensor, first: int) -> None:
+        """Rows `values` (n, runs) of iterations first, ..., first + n - 1."""
+        n = values.shape[0]
+        improving = values < torch.cat([self._last[None], values[:-1]])  # (n, runs)
+        last = n - 1 - improving.flip(0).to(torch.uint8).argmax(0)  # the last improving row
+        self.improved_iter = torch.where(improving.any(0), first + last, self.improved_iter)
+        self._last = values[-1].clone()
+        if self.tracks_targets:
+            rising = (-values.T).contiguous()  # (runs, n): -best-so-far ascends, as searchsorted wants
+            at = torch.searchsorted(rising, (-self._targets).expand(rising.shape[0], -1).contiguous())
+            new = (at < n) & (self.hit_iter < 0)  # at: the first row within each target, n for none
+            self.hit_iter = torch.where(new, first + at.int(), self.hit_iter)
+            self.hit_f = torch.where(new, values.T.gather(1, at.clamp(max=n - 1)), self.hit_f)
+
+    def state_dict(self) -> dict:
+        cpu = lambda t: None if t is None else t.detach().cpu().clone()  # noqa: E731
+        return {"first_f": cpu(self.first_f), "improved_iter": cpu(self.improved_iter), "hit_iter": cpu(self.hit_iter),
+                "hit_f": cpu(self.hit_f), "last": cpu(self._last)}
+
+    def load_state_dict(self, saved: dict, device: torch.device) -> None:
+        on = lambda t: None if t is None else t.to(device)  # noqa: E731
+        self.first_f, self.improved_iter = on(saved["first_f"]), on(saved["improved_iter"])
+        self.hit_iter, self.hit_f, self._last = on(saved["hit_iter"]), on(saved["hit_f"]), on(saved["last"])
+        if self.tracks_targets:
+            self._targets = self._ladder(self._last.dtype, device)

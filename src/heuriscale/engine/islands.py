@@ -179,6 +179,10 @@ class Islands:
     def agree_sum(self, tensor: torch.Tensor) -> torch.Tensor:
         return self._all_reduce(tensor.clone(), dist.ReduceOp.SUM)
 
+    def agree_lead(self, tensor: torch.Tensor) -> torch.Tensor:
+        """Rank 0's `tensor`, on every rank."""
+        return self._all_gather(tensor.contiguous())[0]
+
     def agree_first_hit(self, hit: torch.Tensor) -> torch.Tensor:
         """The first iteration any island reached the target, per run (-1: none did)."""
         never = torch.iinfo(hit.dtype).max

@@ -14,10 +14,11 @@ log = logging.getLogger("heuriscale")
 #: The kernels this process has announced building (each once).
 _announced: set[tuple[str, str]] = set()
 
-#: Measured cold builds (empty caches) of one algorithm's kernels: native CPU kernels about
-#: 8 s (pso) to 21 s (fep) on the 2-core EPYC (pso, prs and the issue-30 apo, fep runs), fused
-#: CUDA kernels 1.8 s (pso) to 10.1 s (fep) on an H100 (docs/benchmarks.md, first runs).
-_BUILD_ESTIMATE = {"native": "8-21 s on 2 cores", "fused": "2-10 s on an H100"}
+#: Measured cold builds (empty caches) of one algorithm's kernels: native CPU kernels 2.3 s
+#: (pso) to 7.1 s (fep at paper 004's size) on the 2-core EPYC (docs/benchmarks.md, "First run
+#: on the CPU (issue 30)"), fused CUDA kernels 1.8 s (pso) to 10.1 s (fep) on an H100
+#: (docs/benchmarks.md, first runs).
+_BUILD_ESTIMATE = {"native": "2-7 s on 2 cores", "fused": "2-10 s on an H100"}
 
 
 class ProgressBar:

@@ -17,7 +17,15 @@ class Result:
 
     `best_f[r]` is the lowest finite value run `r` ever evaluated (`inf` if it never got
     one) and `best_x[r]` the point it was evaluated at. `history_f[r, k]` is run r's
-    best-so-far after iteration `history_iter[k]` (iteration 0 = the initial population).
+    best-so-far after iteration `history_iter[k]` (iteration 0 = the initial population),
+    that is after `history_evals[k]` evaluations.
+
+    Milestones (`engine/history.py`, recorded at every iteration): `first_f[r]`, the value of
+    run r's first evaluation; `best_evals[r]`, the evaluations after which `best_f[r]` was
+    first reached; with a known optimum f*, `hit_evals[r, j]`, the evaluations after which
+    run r's best-so-far first came within 10^(k/5) of f* (k = `TARGET_EXPONENTS[j]`, 40 down
+    to -40; -1: never), and `hit_f[r, j]` that best-so-far (`inf`: never). Counts are at the
+    end of the iteration that reached them. None in results saved before they existed.
     """
 
     best_f: torch.Tensor  # (runs,)
@@ -36,6 +44,11 @@ class Result:
     algorithm: dict
     stop_reason: str
     evals_to_target: torch.Tensor | None = None  # (runs,), -1 where the target was not reached (None in JSON)
+    history_evals: torch.Tensor | None = None  # (T,) evaluations per run after history_iter
+    first_f: torch.Tensor | None = None  # (runs,) each run's first evaluated value
+    best_evals: torch.Tensor | None = None  # (runs,) evaluations when best_f was first reached
+    hit_evals: torch.Tensor | None = None  # (runs, K) known optimum: first within each target, -1 never (None in JSON)
+    hit_f: torch.Tensor | None = None  # (runs, K) the best-so-far then (inf: never)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -73,10 +86,11 @@ class Result:
 
     def to_dict(self) -> dict:
         """JSON-ready: tensors as (nested) lists, non-finite numbers as strings; a run that never
-        reached the target has evals_to_target None (null), not the tensor's -1."""
+        reached a target has its evals_to_target / hit_evals None (null), not the tensor's -1."""
         out = {k: (_jsonable(v.tolist()) if isinstance(v, torch.Tensor) else v) for k, v in self._fields().items()}
-        if out.get("evals_to_target") is not None:
-            out["evals_to_target"] = [None if e < 0 else e for e in out["evals_to_target"]]
+        for key in _NOT_REACHED:
+            if out.get(key) is not None:
+                out[key] = _each(out[key], lambda e: None if e < 0 else e)
         out["summary"] = _jsonable(self.summary())
         return out
 
@@ -94,11 +108,13 @@ class Result:
         data = json.loads(Path(path).read_text())
         data.pop("summary", None)
         data.pop("runs", None)
-        for key in ("best_f", "best_x", "history_f"):
-            data[key] = torch.tensor(_unjsonable(data[key]), dtype=torch.float64)
-        if data.get("evals_to_target") is not None:  # null: not reached, -1 in the tensor
-            data["evals_to_target"] = [-1 if e is None else e for e in data["evals_to_target"]]
-        for key in ("nan_evals", "history_iter", "evals_to_target"):
+        for key in ("best_f", "best_x", "history_f", "first_f", "hit_f"):
+            if data.get(key) is not None:
+                data[key] = torch.tensor(_unjsonable(data[key]), dtype=torch.float64)
+        for key in _NOT_REACHED:  # null: not reached, -1 in the tensor
+            if data.get(key) is not None:
+                data[key] = _each(data[key], lambda e: -1 if e is None else e)
+        for key in ("nan_evals", "history_iter", "evals_to_target", "history_evals", "best_evals", "hit_evals"):
             if data.get(key) is not None:
                 data[key] = torch.tensor(data[key], dtype=torch.int64)
         return cls(**data)
@@ -113,6 +129,15 @@ class Result:
             f"best={s['best']:.6g}, median={s['median']:.6g}, evals={self.evals}, "
             f"wall_time={self.wall_time:.3f}s, device={self.device})"
         )
+
+
+#: Evaluation counts whose -1 (never reached) is null in JSON.
+_NOT_REACHED = ("evals_to_target", "hit_evals")
+
+
+def _each(value, fn):
+    """`fn` applied to every number of a (nested) list."""
+    return [_each(v, fn) for v in value] if isinstance(value, list) else fn(value)
 
 
 def _jsonable(value):

@@ -96,7 +96,7 @@ class Runner:
         self._kernels = None  # the fused (CUDA) or native (CPU) iteration, when the engine is one of them
         self.state: State | None = None
         self.iteration = 0
-        self._history = History()
+        self._history = History(self.problem.optimum_f)  # with a known optimum: target hits (exports)
         synchronize(self.device)
         self._t0 = time.perf_counter()
         if engine == "auto":
@@ -114,7 +114,7 @@ class Runner:
         best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
         hit = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
         self.best_x, self._hit_iter, self.best_f = self._track(self.state, self.state.x[:, 0], hit, self._it, best_f)
-        self._history.record(0, self.best_f)
+        self._history.start(self.best_f, self.state.f[:, 0])  # the first point: each run's evaluation 1
         if self.engine in ("fused", "native"):
             self._prepare_kernels()
 
@@ -125,8 +125,7 @@ class Runner:
         self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._accept(
             state, self.best_x, self._hit_iter, self._it, self.best_f)
         self.iteration += 1
-        if self._history.due(self.iteration):
-            self._history.record(self.iteration, self.best_f)
+        self._history.step(self.iteration, self.best_f)
 
     def _align_chunk(self) -> None:
         """Graph engines replay whole chunks: make migrations fall on chunk boundaries."""
@@ -229,8 +228,7 @@ class Runner:
                     self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
                     self.iteration += 1
                     n -= 1
-                    if self._history.due(self.iteration):
-                        self._history.record(self.iteration, self.best_f)
+                    self._history.step(self.iteration, self.best_f)
                 if self.islands is not None and self.iteration % self.islands.every == 0:
                     self._migrate()
 
@@ -305,6 +303,7 @@ class Runner:
             self.best_x, self.best_f, info = out
             self._extra_evals += info.get("refine_evals", 0)
             self._extra.update(info)
+            self._history.milestones.row(self.iteration + 1, self.best_f)  # after the steps: the last evaluations
 
     # -- checkpoints (engine/checkpoint.py) -----------------------------------------------
     def config(self) -> dict:
@@ -344,6 +343,8 @@ class Runner:
         self._history.record(self.iteration, self.best_f)
         wall = self.elapsed()
         best_x, best_f, hit, history = self.best_x, self.best_f, self._hit_iter, self._history.values()
+        marks = self._history.milestones
+        first_f, improved, hit_iter, hit_f = marks.first_f, marks.improved_iter, marks.hit_iter, marks.hit_f
         nan_evals = self._guarded.nan_evals
         evals = torch.tensor([self.evals, self.algorithm.evals_per_init(), self.algorithm.evals_per_step()],
                              device=self.islands.group.device if self.islands else "cpu")
@@ -353,10 +354,18 @@ class Runner:
             self.islands.settle()
             best_x, best_f = self.islands.agree_best(best_x, best_f)
             hit, history = self.islands.agree_first_hit(hit), self.islands.agree_min(history)
+            first_f = self.islands.agree_lead(first_f)  # the first island's first point
+            # the best's iteration: the earliest among the islands that hold it
+            improved = self.islands.agree_first_hit(torch.where(self.best_f == best_f, improved, -1))
+            if hit_iter is not None:  # a target's first hit: the earliest island's, with its value then
+                first_hit = self.islands.agree_first_hit(hit_iter)
+                hit_f = self.islands.agree_min(torch.where(hit_iter == first_hit, hit_f, torch.inf))
+                hit_iter = first_hit
             nan_evals, evals = self.islands.agree_sum(nan_evals), self.islands.agree_sum(evals)
             wall = self.islands.agree_max(wall)
             islands = {"islands": self.islands.describe()}
         total, per_init, per_step = (int(v) for v in evals.cpu())
+        evals_at = lambda its: self._evals_at(its, whole, per_init, per_step, total)  # noqa: E731
         evals_to_target = None
         if self.target is not None:
             hit = hit.cpu()
@@ -381,12 +390,31 @@ class Runner:
             algorithm={"name": whole.name, **whole.params()},
             stop_reason=stop_reason,
             evals_to_target=evals_to_target,
+            history_evals=evals_at(torch.tensor(self._history.iterations)),
+            first_f=first_f.detach().cpu().double(),
+            best_evals=evals_at(improved),
+            hit_evals=None if hit_iter is None else evals_at(hit_iter),
+            hit_f=None if hit_f is None else hit_f.detach().cpu().double(),
             extra={
                 "torch": torch.__version__, "target": self.target, "engine": self._engine_used(),
                 "setup_time": self.setup_time, **self._threads(), **self._extra, **islands,
                 **solution_report(self.problem, best_x, best_f),
             },
         )
+
+    def _evals_at(self, iterations: torch.Tensor, whole, per_init: int, per_step: int, total: int) -> torch.Tensor:
+        """Evaluations per run after each of `iterations` (-1 stays -1; an iteration after
+        the last step, a refinement's, is the run's total)."""
+        its = iterations.cpu().long()
+        stepped = (its >= 0) & (its <= self.iteration)
+        if self.islands is None:  # the algorithm's own count, once per distinct iteration
+            distinct = torch.unique(its[stepped])
+            counts = torch.tensor([whole.evals_after(int(i)) for i in distinct], dtype=torch.int64)
+            out = torch.full_like(its, -1)
+            out[stepped] = counts[torch.searchsorted(distinct, its[stepped])]
+        else:  # islands: steps of a fixed size, summed over the ranks
+            out = torch.where(stepped, per_init + its * per_step, -1)
+        return torch.where(its > self.iteration, total, out)
 
     def _threads(self) -> dict:
         """How many CPU threads the native kernels used (what a CPU timing depends on)."""

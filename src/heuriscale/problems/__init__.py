@@ -153,6 +153,28 @@ for _k in range(1, 31):
     )
 # -- end CEC 2017 --
 
+
+# -- COCO's bbob --
+def _bbob_factory(function: int):
+    def factory(dim: int, instance: int = 1) -> Problem:
+        from .bbob import BBOB
+
+        return BBOB(function, dim, instance)
+
+    return factory
+
+
+def _bbob_summary(function: int) -> str:
+    from .bbob import NAMES, UNROTATED
+
+    dims = "any D >= 2" if function in UNROTATED else "D = 2-44"
+    return f"COCO bbob f{function} ({NAMES[function]}), instance=1, 2, ... (COCO's), {dims}, [-5, 5]"
+
+
+for _k in range(1, 25):
+    register_problem(f"bbob-f{_k}", _bbob_factory(_k), _bbob_summary(_k))
+# -- end COCO's bbob --
+
 for _name, _spec in CLASSIC.items():
     register_problem(_name, _classic_factory(_name), f"{_spec.summary} on [{_spec.lower:g}, {_spec.upper:g}]")
 for _name, (_fn, _lo, _hi) in FEP_FUNCTIONS.items():

@@ -38,39 +38,46 @@ from .base import BoundLike
 
 
 @intrinsic
-def call_row(typingctx, address, xs, start, n):
-    """`fn(xs[start:start + n])` for the compiled function at `address` (an integer):
-    `double fn(T *data, intp n)` over n values of the 1-D contiguous float array `xs` from
-    `start`. A call through a pointer known only at run time, so one compiled (and
-    disk-cached) kernel serves every user's function; with no slice made (an array made per
-    point costs atomic reference counts Numba cannot prune: 22 ns a point against 4 ns
-    without, measured in `block_values`)."""
-    if not (isinstance(xs, types.Array) and xs.ndim == 1 and isinstance(xs.dtype, types.Float)):
+def call_row(typingctx, address, xs, start, n, fdata):
+    """`fn(xs[start:start + n], fdata[1:])` for the compiled function at `address` (an
+    integer): `double fn(T *x, intp n, double *data, intp m)` over n values of the 1-D
+    contiguous float array `xs` from `start`, and the m = len(fdata) - 1 float64 numbers after
+    fdata[0] (a built-in objective's data; fdata[0] is where kernels keep the address). A
+    call through a pointer known only at run time, so one compiled (and disk-cached) kernel
+    serves every objective; with no slice made (an array made per point costs atomic
+    reference counts Numba cannot prune: 22 ns a point against 4 ns without, measured in
+    `block_values`)."""
+    if not (isinstance(xs, types.Array) and xs.ndim == 1 and xs.layout == "C" and isinstance(xs.dtype, types.Float)):
+        return None  # (the function reads n numbers from xs's data pointer: contiguous only)
+    if not (isinstance(fdata, types.Array) and fdata.ndim == 1 and fdata.dtype == types.float64):
         return None
     if not all(isinstance(t, types.Integer) for t in (address, start, n)):
         return None
 
     def codegen(context, builder, signature, args):
-        addr, array, first, count = args
+        addr, array, first, count, numbers = args
         view = context.make_array(signature.args[1])(context, builder, array)
         data = builder.gep(view.data, [first])
         count = context.cast(builder, count, signature.args[3], types.intp)
-        fn = builder.inttoptr(addr, ir.FunctionType(ir.DoubleType(), [data.type, count.type]).as_pointer())
-        return builder.call(fn, [data, count])
+        extra = context.make_array(signature.args[4])(context, builder, numbers)
+        one = context.get_constant(types.intp, 1)
+        after = builder.gep(extra.data, [one])  # the numbers after the address
+        m = builder.sub(builder.extract_value(extra.shape, 0), one)
+        fnty = ir.FunctionType(ir.DoubleType(), [data.type, count.type, after.type, m.type])
+        fn = builder.inttoptr(addr, fnty.as_pointer())
+        return builder.call(fn, [data, count, after, m])
 
-    return types.float64(address, xs, start, n), codegen
-
-
-@njit(cache=True, inline="always")
-def call_point(address, x):
-    """`fn(x)` for the compiled function at `address`, `x` one point (a 1-D contiguous array)."""
-    return call_row(address, x, 0, x.shape[0])
+    return types.float64(address, xs, start, n, fdata), codegen
 
 
 @njit(cache=True)
-def _each_row(address, rows, out):
+def _each_row(address, rows, out, fdata):
     for i in range(rows.shape[0]):
-        out[i] = call_point(address, rows[i])
+        out[i] = call_row(address, rows[i], 0, rows.shape[1], fdata)
+
+
+#: fdata of a user's function: only its address, no numbers after it (see `call_row`).
+_NO_NUMBERS = np.zeros(1)
 
 
 class NumbaFunction(_HostFunction):
@@ -87,15 +94,16 @@ class NumbaFunction(_HostFunction):
         self._wrappers: dict = {}  # dtype -> the compiled C-callable wrapper (kept alive with the problem)
 
     def address(self, dtype: torch.dtype | np.dtype) -> int:
-        """The address of `double wrapper(T *point, intp dim)` calling `fn` on a point of
-        `dtype`, compiled on first use (a clear error if `fn` does not compile for it)."""
+        """The address of `double wrapper(T *point, intp dim, double *data, intp m)` calling
+        `fn` on a point of `dtype` (data unused: the built-in objectives' convention, see
+        `call_row`), compiled on first use (a clear error if `fn` does not compile for it)."""
         dtype = np.dtype(torch.empty(0, dtype=dtype).numpy().dtype if isinstance(dtype, torch.dtype) else dtype)
         if dtype not in self._wrappers:
             element = {np.dtype(np.float32): types.float32, np.dtype(np.float64): types.float64}[dtype]
             fn = self.fn
             try:
-                wrapper = cfunc(types.float64(types.CPointer(element), types.intp))(
-                    lambda data, n: fn(carray(data, n)))
+                wrapper = cfunc(types.float64(types.CPointer(element), types.intp, types.CPointer(types.float64),
+                                              types.intp))(lambda data, n, numbers, m: fn(carray(data, n)))
             except Exception as exc:  # noqa: BLE001 - Numba's typing errors span many lines
                 raise ObjectiveError(f"objective {self.name!r} does not compile for a point of {dtype.name} values "
                                      f"(a 1-D array) returning a number: {_what_numba_says(exc)}") from exc
@@ -107,7 +115,7 @@ class NumbaFunction(_HostFunction):
         host: the eager step's points, a GPU's through pinned buffers, see _HostFunction)."""
         rows = np.ascontiguousarray(rows)
         out = np.empty(rows.shape[0])
-        _each_row(self.address(rows.dtype), rows, out)
+        _each_row(self.address(rows.dtype), rows, out, _NO_NUMBERS)
         return out
 
 

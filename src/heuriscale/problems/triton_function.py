@@ -12,7 +12,7 @@ rounded up to a power of two; the coordinates past the D real ones are 0, and `m
 e.g. a product or a `cos`). The function returns one value per row, in x's dtype. It is
 Triton's idiom of "a function of one point": block code over many points at once.
 
-The fused CUDA kernels (`engine="fused"`, PSO, PRS, FEP, synchronous Firefly) call it
+The fused CUDA kernels (`engine="fused"`, PSO, PRS, FEP, synchronous Firefly, APO) call it
 inline, in the same program that moves the points: Triton takes a `@triton.jit` function
 as a `tl.constexpr` argument and specialises the kernel for it (compiled once per function,
 then cached on disk by Triton). Elsewhere (eager, graph and compiled steps, other

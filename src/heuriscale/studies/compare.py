@@ -7,7 +7,12 @@ the resumable results store and written up by `campaign_report`.
   together (one unit of the study). Each algorithm runs at its library defaults, or its
   `presets[algo]`, then `params[algo]`, with `pops[algo]` as its population. Its iterations
   come from the budget: (budget - evaluations of the initial population) // evaluations per
-  iteration, so no run exceeds the suite's budget (`evals` replaces the suite's budgets).
+  iteration, so no run exceeds the suite's budget (`evals` replaces the suite's budgets,
+  `evals_per_dim` replaces them by that many evaluations x D).
+- **Instances.** In a suite whose runs are instances (bbob), run r of a function is its own
+  configuration on instance r + 1 (`problem_params={"instance": r + 1}`, one run, tagged
+  "instance"); the report counts it as repeat r and measures its error from that instance's
+  optimum.
 - **Resumable, sharded.** The study goes through `sharded.run_study`, like `reproduce`:
   finished configurations are skipped, an interrupted campaign resumes where it stopped, and
   under torchrun the units are shared over the ranks (rank 0 alone writes store and report).
@@ -24,12 +29,16 @@ the resumable results store and written up by `campaign_report`.
   iterations reads the earlier one, a pessimistic value (at D = 20, 9,999 iterations: up to
   7 iterations early), and a point before the first population is complete reads that
   population's best. `campaign.json` counts such points. The last point is the final error.
-- **dtype.** float32 on CUDA by default (much faster), float64 on the CPU; recorded in the
-  report. In float32 a best value, and with it the error, is resolved to about 1e-7 f*
+- **dtype.** float32 on CUDA by default (much faster), float64 on the CPU and for bbob
+  everywhere (COCO's targets go down to 1e-8 above f*); recorded in the report. In float32 a best value, and with it the error, is resolved to about 1e-7 f*
   (2e-4 at CEC 2022's f* = 2700): errors near 0 are compared in float64.
 - **Recording points in one report.** CEC 2022's points depend on D (D^(k/5 - 3)); the report
   takes one list, so a campaign over several dimensions records every run at the union of
   the points of its dimensions (each dimension's official 16 are among them).
+- **Exports.** `exports=("coco", "ioh")` (`--export coco,ioh`) also writes the runs in COCO's
+  and IOHprofiler's formats under `<out>/coco/<algorithm>/` and `<out>/ioh/<algorithm>/`
+  (`studies/exports`); `export(folder, formats)` does it for a finished campaign's folder,
+  from its store, without running anything.
 - **Deterministic report.** Everything in report.md, tables.tex, runs.csv and campaign.json
   comes from the plan and the stored rows: the header's wall time is the campaign's compute
   time, the sum of the stored runs' wall times (a batch of runs advanced together counts
@@ -54,6 +63,7 @@ import torch
 
 from .. import algorithms, problems
 from ..version import __version__
+from . import exports as _exports
 from .campaign_report import FORMATS, write_report
 from .sharded import run_study, study_group
 from .statistics import ERROR_FLOOR, significance_sentence
@@ -61,7 +71,8 @@ from .store import ResultStore, StoreError
 from .study import RunConfig
 from .suites import Suite, get_suite
 
-__all__ = ["compare", "plan", "Campaign", "stored_runs", "DTYPES", "significance_warnings", "rebuild_report"]
+__all__ = ["compare", "plan", "Campaign", "stored_runs", "DTYPES", "significance_warnings", "rebuild_report", "export",
+           "check_exports"]
 
 DTYPES = ("float32", "float64")
 
@@ -85,6 +96,7 @@ class Campaign:
     configs: tuple[tuple[tuple[str, str, int], RunConfig], ...]  # ((algorithm, function, dim), config)
     out: Path
     command: str
+    evals_per_dim: int | None = None
 
     @property
     def study(self) -> str:
@@ -99,21 +111,21 @@ class Campaign:
         return tuple(sorted({d for _, d in self.cells}))
 
     def budget(self, function: str, dim: int) -> int:
-        return self.evals if self.evals is not None else self.suite.budget(function, dim)
+        return _budget(self.suite, function, dim, self.evals, self.evals_per_dim)
 
     def fractions(self) -> list[float]:
         """Every dimension's recording points, merged (the report's one list)."""
         return sorted({x for d in self.dims for x in self.suite.fractions(d)})
 
     def total_runs(self) -> int:
-        return len(self.configs) * self.runs
+        return sum(config.runs for _, config in self.configs)
 
 
 def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: Sequence[int] | None = None, *,
          runs: int | None = None, evals: int | None = None, params: Mapping[str, Mapping] | None = None,
          presets: Mapping[str, str] | None = None, pops: Mapping[str, int] | None = None, reference: str | None = None,
          device: str = "auto", dtype: str | None = None, seed: int = 0, out: str | Path | None = None,
-         functions: Sequence[str] | None = None, alpha: float = 0.05) -> Campaign:
+         functions: Sequence[str] | None = None, alpha: float = 0.05, evals_per_dim: int | None = None) -> Campaign:
     """Check a campaign's settings and build its configurations (no run starts): every bad
     input is a one-line ValueError naming the choices. See `compare` for the arguments."""
     suite = get_suite(suite)
@@ -137,8 +149,12 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
     cells = suite.cells(chosen, None if dims is None else [_count("dimension", d) for d in _names(dims)])
     runs = suite.runs if runs is None else _count("runs", runs)
     evals = None if evals is None else _count("evals", evals)
+    evals_per_dim = None if evals_per_dim is None else _count("evals per dimension", evals_per_dim)
+    if evals is not None and evals_per_dim is not None:
+        raise ValueError("give the budget once: evals (one number for every run) or evals_per_dim (a multiple of D)")
     device = _device(device)
-    dtype = ("float32" if device.startswith("cuda") else "float64") if dtype is None else dtype
+    if dtype is None:  # bbob: COCO's last target, 1e-8 above an f* such as 79.48, needs float64
+        dtype = "float32" if device.startswith("cuda") and suite.name != "bbob" else "float64"
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; choose float32 or float64")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -155,7 +171,7 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
         settings[a] = {"preset": presets.get(a), "params": algo_params}
     configs = []
     for function, dim in cells:
-        budget = evals if evals is not None else suite.budget(function, dim)
+        budget = _budget(suite, function, dim, evals, evals_per_dim)
         for a in algos:
             algo = built[a].for_run(dim, budget)
             iters = algo.steps_within(budget)
@@ -167,14 +183,17 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
                 raise ValueError(f"a budget of {budget:,} evaluations leaves {a} no iteration after its initial "
                                  f"population ({algo.evals_per_init()} evaluations, then {algo.evals_per_step()} per "
                                  f"iteration) on {suite.label(function)} at D = {dim}: raise --evals or lower --pop")
-            config = RunConfig(algorithm=a, problem=function, iters=iters, runs=runs, dim=dim,
-                               algorithm_params=params_a, preset=settings[a]["preset"], device=device,
-                               dtype=dtype, timing="batched",
-                               tags={"suite": suite.name, "function": suite.label(function), "seed": seed})
-            configs.append(((a, function, dim), config))
+            tags = {"suite": suite.name, "function": suite.label(function), "seed": seed}
+            for instance in (range(1, runs + 1) if suite.instances else [None]):  # None: runs share the problem
+                config = RunConfig(algorithm=a, problem=function, iters=iters, runs=1 if instance else runs, dim=dim,
+                                   algorithm_params=params_a, preset=settings[a]["preset"], device=device,
+                                   dtype=dtype, timing="batched",
+                                   problem_params={"instance": instance} if instance else {},
+                                   tags={**tags, "instance": instance} if instance else tags)
+                configs.append(((a, function, dim), config))
     out = Path("campaigns") / suite.name if out is None else Path(out)
     campaign = Campaign(suite, tuple(algos), reference, chosen, tuple(cells), runs, evals, device, dtype, seed,
-                        float(alpha), settings, tuple(configs), out, "")
+                        float(alpha), settings, tuple(configs), out, "", evals_per_dim)
     return dataclasses.replace(campaign, command=_command(campaign, functions is not None))
 
 
@@ -183,37 +202,50 @@ def compare(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dim
             presets: Mapping[str, str] | None = None, pops: Mapping[str, int] | None = None,
             reference: str | None = None, device: str = "auto", dtype: str | None = None, seed: int = 0,
             out: str | Path | None = None, functions: Sequence[str] | None = None, alpha: float = 0.05,
+            evals_per_dim: int | None = None,
             progress: Callable[[RunConfig, int], None] | None = None, timeout: float | None = None,
-            formats: Sequence[str] = FORMATS) -> dict[str, Path] | None:
+            formats: Sequence[str] = FORMATS, exports: str | Sequence[str] = ()) -> dict[str, Path] | None:
     """Run (or resume) a benchmarking campaign and write its report; returns the written files
     ({"md", "html", "tex", "csv", "json", "store", figure stems: path}).
 
     `algorithms`: names (a list or "pso,apo"); `suite`: "cec2022", "cec2017", "classic" or a
     `Suite` (`Suite.custom(...)`); `dims`: dimensions (default: the suite's); `runs`: per
     algorithm, function and dimension (default: the suite's official count: 30, 51, 50);
-    `evals`: one budget for every run instead of the suite's; `params` / `presets` / `pops`:
+    `evals`: one budget for every run instead of the suite's; `evals_per_dim`: a budget of that
+    many evaluations x D instead (COCO's convention); `params` / `presets` / `pops`:
     per algorithm; `reference`: the algorithm the others are tested against (default: the
     first); `device`: "auto", "cpu", "cuda"; `dtype`: default float32 on CUDA, float64 on the
-    CPU (recorded in the report); `seed`: the campaign's base seed (every configuration
+    CPU and for bbob (recorded in the report); `seed`: the campaign's base seed (every configuration
     derives its own); `out`: folder of the store and the report (default campaigns/<suite>);
     `functions`: a subset of the suite; `alpha`: significance level of the tests; `progress`:
     called with (config, runs) as runs are committed; `timeout`: under torchrun, seconds
-    before a silent rank fails the job.
+    before a silent rank fails the job; `exports`: "coco", "ioh" (a list or "coco,ioh"): the
+    runs also in those platforms' formats, under out/coco/<algorithm>/ and out/ioh/<algorithm>/
+    (the returned dict has their folders under "coco" and "ioh").
 
     Under torchrun the ranks share the runs; rank 0 writes store and report, the others
     return None.
     """
     campaign = plan(algorithms, suite, dims, runs=runs, evals=evals, params=params, presets=presets, pops=pops,
                     reference=reference, device=device, dtype=dtype, seed=seed, out=out, functions=functions,
-                    alpha=alpha)
+                    alpha=alpha, evals_per_dim=evals_per_dim)
+    exports = check_exports(campaign, exports)
     for text in significance_warnings(campaign):
         warnings.warn(text, stacklevel=2)
-    return run_campaign(campaign, progress=progress, timeout=timeout, formats=formats)
+    return run_campaign(campaign, progress=progress, timeout=timeout, formats=formats, exports=exports)
+
+
+def check_exports(campaign: Campaign, exports: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The export names, checked against the campaign before it runs (a ValueError names the
+    known exports, or says why the campaign cannot be written in one)."""
+    names = _exports.export_names(exports)
+    _exports.check(names, campaign.functions)
+    return names
 
 
 def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None,
-                 formats: Sequence[str] = FORMATS) -> dict[str, Path] | None:
-    """Run (or resume) a planned campaign, then write its report (rank 0 only)."""
+                 formats: Sequence[str] = FORMATS, exports: Sequence[str] = ()) -> dict[str, Path] | None:
+    """Run (or resume) a planned campaign, then write its report and `exports` (rank 0 only)."""
     group = study_group([campaign.device], timeout)
     lead = group is None or group.lead
     store = ResultStore(campaign.store_path) if lead else None
@@ -230,7 +262,58 @@ def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None
     written = write_report(runs, meta, campaign.out, formats)
     written["json"] = _write_json(campaign, meta, notes)
     written["store"] = campaign.store_path
+    if exports:
+        ordered = [row for _, config in campaign.configs for row in rows[config.key()]]
+        for name in _exports.write(_exports.traces(ordered, campaign.suite.name), campaign.out, exports):
+            written[name] = campaign.out / name
     return written
+
+
+def export(folder: str | Path, formats: str | Sequence[str] = ("coco", "ioh")) -> dict[str, Path]:
+    """Write a finished campaign's runs in `formats` ("coco", "ioh") from its folder's store,
+    without running anything: `<folder>/coco/<algorithm>/`, `<folder>/ioh/<algorithm>/`.
+    Returns {format: folder}.
+
+    The campaign's runs are those of the configurations its campaign.json lists (written by
+    `compare`); a campaign.json from before that list existed takes every run of its study in
+    the store, and refuses when the store holds two configurations of one algorithm, function
+    and dimension (e.g. an earlier campaign with another budget in the same folder): export
+    then from `compare(..., exports=...)`, which knows its configurations."""
+    folder = Path(folder)
+    names = _exports.export_names(formats)
+    if not names:
+        raise ValueError(f"give at least one export; known exports: {', '.join(_exports.EXPORTS)}")
+    doc_path = folder / "campaign.json"
+    if not doc_path.is_file():
+        raise ValueError(f"{folder} has no campaign.json: give the --out folder of a finished `heuriscale compare`")
+    doc = json.loads(doc_path.read_text(encoding="utf-8"))
+    with ResultStore(folder / doc.get("store", "results.sqlite"), readonly=True) as store:
+        rows = store.runs(doc["study"])
+    keys = doc.get("config_keys")
+    if keys is not None:
+        order = {k: i for i, k in enumerate(keys)}
+        rows = sorted((r for r in rows if r["config_key"] in order),
+                      key=lambda r: (order[r["config_key"]], r["repeat"]))
+    else:
+        _single_configuration(rows, doc_path)
+    if not rows:
+        raise ValueError(f"the store of {folder} holds no run of this campaign: run it first")
+    suite = doc.get("suite", {}).get("name") or doc["meta"]["suite"]
+    _exports.check(names, [r["config"]["problem"] for r in rows])
+    written = _exports.write(_exports.traces(rows, suite), folder, names)
+    return {name: folder / name for name in written}
+
+
+def _single_configuration(rows: list[dict], doc_path: Path) -> None:
+    """Refuse rows in which one algorithm, function and dimension has two configurations."""
+    seen: dict[str, str] = {}
+    for r in rows:
+        c = r["config"]
+        cell = f"{c['algorithm']} on {c['problem']} {json.dumps(c.get('problem_params') or {})} at D = {c['dim']}"
+        if seen.setdefault(cell, r["config_key"]) != r["config_key"]:
+            raise ValueError(f"{doc_path} does not list its configurations (written by an older heuriscale) and the "
+                             f"store holds two of {cell}: rerun the campaign's command with --export (it computes "
+                             f"nothing new) to export exactly its runs")
 
 
 def significance_warnings(campaign: Campaign) -> list[str]:
@@ -270,22 +353,26 @@ def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[lis
     suite, fractions = campaign.suite, campaign.fractions()
     runs, rough, optima = [], [0, 0], {}
     for (algo, function, dim), config in campaign.configs:
-        if (function, dim) not in optima:
-            optima[function, dim] = problems.get_problem(function, dim=dim).optimum_f
-        optimum = optima[function, dim]
+        instance = config.problem_params.get("instance")
+        cell = (function, dim) if instance is None else (function, dim, instance)
+        if cell not in optima:
+            optima[cell] = problems.get_problem(function, dim=dim, **config.problem_params).optimum_f
+        optimum = optima[cell]
         built = _registry.get_algorithm(algo, preset=config.preset, **config.algorithm_params)
         budget = campaign.budget(function, dim)
         for row in rows[config.key()]:
             curve, early, earlier = _curve(row, config.iters, fractions, budget, built)
             rough[0] += early
             rough[1] += earlier
-            runs.append({"algorithm": algo, "function": suite.label(function), "dim": dim, "repeat": row["repeat"],
+            repeat = row["repeat"] if instance is None else instance - 1  # one run per instance configuration
+            runs.append({"algorithm": algo, "function": suite.label(function), "dim": dim, "repeat": repeat,
                          "seed": row["seed"], "error": suite.error(row["best_f"], optimum),
                          "curve": [suite.error(v, optimum) for v in curve], "evals": row["evals"],
                          "wall_s": row["wall_time"] / max(1, int(row["extra"].get("batched_runs", 1)))})
     return runs, {"curve_points": {"before_the_first_population": rough[0], "read_from_an_earlier_iteration": rough[1],
                                    "in_all": len(runs) * len(fractions)},
-                  "optima": {f"{suite.label(f)} D={d}": v for (f, d), v in optima.items()}}
+                  "optima": {f"{suite.label(c[0])} D={c[1]}{f' instance {c[2]}' if len(c) > 2 else ''}": v
+                             for c, v in optima.items()}}
 
 
 def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, algo) -> tuple[list, int, int]:
@@ -347,6 +434,7 @@ def _write_json(campaign: Campaign, meta: dict, notes: dict) -> Path:
                                    "errors_below": ERROR_FLOOR, "recorded_as": 0.0,
                                    "recording_fractions": {d: list(suite.fractions(d)) for d in campaign.dims}},
            "study": campaign.study, "store": campaign.store_path.name, "cells": cells,
+           "config_keys": [config.key() for _, config in campaign.configs],
            "wall_s": "the campaign's compute time: the sum of its stored runs' wall times", **notes}
     path = campaign.out / "campaign.json"
     path.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
@@ -398,6 +486,13 @@ def _names(value) -> list:
     return list(value)
 
 
+def _budget(suite: Suite, function: str, dim: int, evals: int | None, evals_per_dim: int | None) -> int:
+    """Evaluations per run: `evals`, else `evals_per_dim` x D, else the suite's budget."""
+    if evals is not None:
+        return evals
+    return evals_per_dim * dim if evals_per_dim is not None else suite.budget(function, dim)
+
+
 def _count(what: str, value) -> int:
     try:
         n = int(value)
@@ -423,6 +518,8 @@ def _command(c: Campaign, subset: bool) -> str:
              f"--dims {','.join(map(str, c.dims))}", f"--runs {c.runs}"]
     if c.evals is not None:
         parts.append(f"--evals {c.evals}")
+    if c.evals_per_dim is not None:
+        parts.append(f"--evals-per-dim {c.evals_per_dim}")
     if subset:
         parts.append(f"--functions {','.join(c.suite.label(f) for f in c.functions)}")
     for a in c.algorithms:

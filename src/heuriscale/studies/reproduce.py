@@ -100,6 +100,7 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
             drawn = [(r, c, {**a, "pairs": hybrid_pairs(c, a)} if c.refine and a["runs"] else a) for r, c, a in results]
             figs = [(path, figures.caption(path)) for path in figures.for_experiment(exp, drawn, folder / "figures")]
             notes = [_budget_note(exp, [(r, c, a) for r, c, a in results if a["runs"]])] + ([exp.differs] if exp.differs else [])
+            notes += _restored_note(results)
             sections.append((exp, title, header, body, figs, notes))
     finally:
         if store is not None:
@@ -371,6 +372,18 @@ def _otsu_table(exp, results, devices):
 
 def _no_table(exp, results, devices):
     return exp.title, [], []
+
+
+def _restored_note(results) -> list[str]:
+    """A sentence when some runs were put back from an earlier results.csv (`studies.restore`)."""
+    runs = [run for _, _, a in results for run in a["runs"]]
+    sources = sorted({run["extra"]["restored_from"] for run in runs if run["extra"].get("restored_from")})
+    if not sources:
+        return []
+    restored = sum(1 for run in runs if run["extra"].get("restored_from"))
+    return [f"{restored} of these {len(runs)} runs were not run again for this report: their numbers are those "
+            f"recorded in {', '.join(sources)} (put back by `heuriscale.studies.restore`, which checks that "
+            f"each run's configuration is unchanged)."]
 
 
 def _budget_note(exp: Experiment, results) -> str:

@@ -20,7 +20,8 @@ import torch
 
 from .. import algorithms, local, problems
 from ..engine import Result, Runner, minimize
-from ..engine.kernels import why_not_fused, why_not_native
+from ..engine.history import TARGET_EXPONENTS
+from ..engine.kernels import why_not_native, why_not_picked
 from .store import ResultStore, describe
 
 
@@ -132,7 +133,7 @@ def timed(run: Callable[[], Result]) -> Result:
 
 def engine_for(config: RunConfig, problem, algo) -> str:
     """On the CPU: the native kernels (compiled once, then loaded from Numba's disk cache).
-    On CUDA: the fused kernels where they exist (compiled once per process), else graph
+    On CUDA: the fused kernels where they exist and pay (`why_not_picked`; compiled once per process), else graph
     replay of the uncompiled step (capture takes milliseconds, while compiling again for
     every run of a grid would take seconds each). Eager for profiled runs (their phases are
     timed one by one), for short runs on CUDA, and where no fast path exists."""
@@ -141,7 +142,7 @@ def engine_for(config: RunConfig, problem, algo) -> str:
     if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256 \
             or problem.stochastic:
         return "eager"
-    return "fused" if why_not_fused(algo, problem, torch.device(config.device)) is None else "graph"
+    return "fused" if why_not_picked(algo, problem, torch.device(config.device)) is None else "graph"
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:
@@ -178,9 +179,26 @@ def _row(result: Result, r: int, repeat: int, seed: int, batched: bool) -> dict:
         "evals": result.evals,
         "wall_time": result.wall_time,
         "setup_time": float(result.extra.get("setup_time", 0.0)),
-        "history": {"iter": result.history_iter.tolist(), "f": result.history_f[r].tolist()},
+        "history": _history(result, r),
         "extra": extra,
     }
+
+
+def _history(result: Result, r: int) -> dict:
+    """Run r's stored history: best-so-far `f` after the sampled iterations `iter` (after
+    `evals` evaluations) and its milestones (`engine/history.py`, read by `studies/exports`):
+    `first_f` (its first evaluated value), `best_evals` (when best_f was first reached) and,
+    with a known optimum, `hits`: [k, evaluations, best-so-far] for every target 10^(k/5)
+    above f* the run reached, first time. Rows written before these keys existed have `iter`
+    and `f` only."""
+    out = {"iter": result.history_iter.tolist(), "f": result.history_f[r].tolist()}
+    if result.first_f is not None:
+        out.update(evals=result.history_evals.tolist(), first_f=float(result.first_f[r]),
+                   best_evals=int(result.best_evals[r]))
+    if result.hit_evals is not None:
+        out["hits"] = [[k, e, f] for k, e, f in zip(TARGET_EXPONENTS, result.hit_evals[r].tolist(),
+                                                     result.hit_f[r].tolist()) if e >= 0]
+    return out
 
 
 def run_configs(study: str, configs: list[RunConfig], store: ResultStore,

@@ -18,6 +18,25 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   Criteria for the CEC 2017 Special Session and Competition on Single Objective Real-Parameter
   Numerical Optimization", Technical Report, Nov. 2016, sec. 2.1-2.2 ("Definitions of CEC2017
   benchmark suite final version updated.pdf" in github.com/P-N-Suganthan/CEC2017-BoundContrained).
+- `bbob`: COCO's 24 noiseless functions (`problems.bbob`) at D = 2, 3, 5, 10, 20, 40, following
+  COCO's experimental procedure (Hansen, Tusar, Mersmann, Auger & Brockhoff, "COCO: The
+  Experimental Procedure", arXiv:1603.08776): the repeated runs are the instances, run r
+  (0-based) of a function on instance r + 1, so the official 15 runs are instances 1-15
+  (`runs=` takes instances 1..runs); each instance is a configuration of its own
+  (problem_params={"instance": i}, one run, tags["instance"] = i), since a run set shares one
+  problem. Budget 10,000 x D evaluations (COCO states budgets as multiples of D; this one, as
+  CEC 2017's, is the size of the usual full campaign; `evals_per_dim=`, --evals-per-dim, sets
+  another). A campaign runs all six dimensions unless told otherwise (COCO's standard
+  experiment, what cocopp's figures compare across); D = 40 is at least three quarters of
+  its work, --dims 2,3,5,10,20 a quicker campaign. Errors are f - fopt of the run's own
+  instance; COCO's final target is precision 1e-8 above fopt, the precision below which every
+  suite here reports 0. Recording points: 10^(k/5 - 3) of the
+  budget, k = 0..15 (five per decade, from 10 D to 10,000 D evaluations at the default
+  budget: the log scale of evaluations / D on which COCO reads runtimes). No restarts: the
+  library's algorithms never stop early (each runs its whole budget; one that has converged
+  keeps sampling near its best), so every run is one run of the whole budget; COCO's
+  runtimes to each target come from the evaluations at which the run first reached it
+  (`--export coco`).
 - `classic`: Yao, Liu & Lin (1999) f1-f23 in their own dimensions (f1-f13 at n = 30, f14-f23
   at 2, 4, 2, 2, 2, 3, 6, 4, 4, 4), boxes and optima (`problems.yao`). Budget: the number of
   generations of the paper's Table I times its population of 100 (f1: 1,500 generations =
@@ -45,7 +64,7 @@ from ..names import unknown_name
 from .statistics import reported_error
 
 __all__ = ["Suite", "SUITES", "get_suite", "suite_names", "CEC2017_FRACTIONS", "cec2022_fractions",
-           "YAO_GENERATIONS"]
+           "YAO_GENERATIONS", "BBOB_FRACTIONS"]
 
 #: CEC 2017's recording points, fractions of MaxFES (technical report, sec. 2.2).
 CEC2017_FRACTIONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -62,6 +81,9 @@ YAO_GENERATIONS = {1: 1500, 2: 2000, 3: 5000, 4: 5000, 5: 20000, 6: 1500, 7: 300
                    21: 100, 22: 100, 23: 100}
 YAO_POPULATION = 100
 
+#: bbob's recording points: 10^(k/5 - 3) of the budget, k = 0..15 (five per decade up to the budget).
+BBOB_FRACTIONS = tuple(1.0 if k == 15 else 10.0 ** (k / 5 - 3) for k in range(16))
+
 
 @dataclass(frozen=True)
 class Suite:
@@ -71,7 +93,9 @@ class Suite:
     function f is defined in here; `default_dims`: what a campaign runs when no dimension is
     asked for (None: every dimension of every function); `budget(f, dim)`: evaluations per
     run; `fractions(dim)`: the recording points, fractions of the budget; `runs`: the
-    official number of runs; `labels`: how the report names a function (default: its name).
+    official number of runs; `labels`: how the report names a function (default: its name);
+    `instances`: True where the runs are the functions' instances (bbob: run r on instance
+    r + 1, passed to the problem as `instance=`).
     Errors below 1e-8 are reported as 0 in every suite (`statistics.reported_error`).
     """
 
@@ -84,6 +108,7 @@ class Suite:
     runs: int = 30
     source: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    instances: bool = False
 
     def budget(self, function: str, dim: int) -> int:
         return int(self.budget_of(function, dim))
@@ -260,7 +285,18 @@ def _classic() -> Suite:
                  source="Yao, Liu & Lin, Evolutionary programming made faster, IEEE TEC 3(2), 1999, Table I")
 
 
-SUITES: dict[str, Callable[[], Suite]] = {"cec2022": _cec2022, "cec2017": _cec2017, "classic": _classic}
+def _bbob() -> Suite:
+    from ..problems.bbob import DIMS
+
+    functions = tuple(f"bbob-f{k}" for k in range(1, 25))
+    return Suite("bbob", functions, {f: DIMS for f in functions}, lambda _f, dim: 10_000 * dim,
+                 lambda _dim: BBOB_FRACTIONS, DIMS, runs=15, instances=True,
+                 source="Hansen, Finck, Ros & Auger, INRIA RR-6829 (2009); COCO's experimental procedure, "
+                        "arXiv:1603.08776: instances 1-15 as the runs")
+
+
+SUITES: dict[str, Callable[[], Suite]] = {"cec2022": _cec2022, "cec2017": _cec2017, "classic": _classic,
+                                          "bbob": _bbob}
 
 
 def suite_names() -> list[str]:

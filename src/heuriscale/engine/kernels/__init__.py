@@ -1,7 +1,7 @@
 """The engine's kernels, filed by algorithm: `<folder>/cuda.py` holds its fused Triton kernels
 (the `fused` engine on NVIDIA GPUs), `<folder>/cpu.py` its Numba kernels (the `native` engine
 on the CPU), beside the helpers they share (`cuda_common.py`; `cpu_common.py`,
-`cpu_objectives.py`, `cpu_random.py`).
+`cpu_objectives.py`, `cpu_random.py`, `cpu_jobs.py`).
 
 Which algorithm has which is not listed here: each algorithm declares its kernels on its
 class (`kernels = Kernels(cuda=True, cpu=True)`, see `algorithms/base.py`), and this module
@@ -12,6 +12,9 @@ finds them by that declaration. A kernel module provides
     MAX_DIM              (cuda) the widest row its kernels keep in registers
     unsupported(algo)    (optional) why this configuration of the algorithm has no kernel,
                          or None (e.g. Firefly's sequential update on CUDA)
+    NOT_PICKED           (optional, cuda) why `auto` and the studies do not pick these kernels
+                         by themselves (measured slower than another path); engine='fused'
+                         still runs them
 
 Each kernel is tested against the algorithm's eager step with the same random numbers.
 Triton runs on NVIDIA GPUs; with `TRITON_INTERPRET=1` it also runs the same kernels on CPU
@@ -89,6 +92,15 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     if problem.dim > module.MAX_DIM:
         return f"fused {algorithm.name} keeps a row in registers, up to dim={module.MAX_DIM}; use engine='compiled'"
     return None
+
+
+def why_not_picked(algorithm, problem, device: torch.device) -> str | None:
+    """None when `auto` and the studies may pick the fused kernels by themselves: they exist
+    (`why_not_fused`) and their module does not decline (`NOT_PICKED`); else why not."""
+    reason = why_not_fused(algorithm, problem, device)
+    if reason is None:
+        reason = getattr(_module(algorithm, "cuda")[1], "NOT_PICKED", None)
+    return reason
 
 
 def fused_iteration(algorithm, problem, runs: int, target: float | None, seed: int):

@@ -6,16 +6,23 @@ Each algorithm's CPU kernel (`<algorithm>/cpu.py`) is one function advancing eve
 in place. Work goes out in blocks of rows (`BLOCK_ROWS` individuals of one run) through
 `prange`; each block writes its best new value and its NaN count, and a serial pass per run
 reduces the blocks and does the bookkeeping, as the CUDA kernels do. The objective is
-computed inline for the built-in functions (`cpu_objectives.py`); any other problem is
-evaluated by the engine between two calls of the same kernel. Random numbers come from
-Philox (`cpu_random.py`), so a seed gives the same runs on any number of threads.
+computed inside the kernel for the built-in functions, through the compiled function of the
+one the run uses (`cpu_objectives.py`); any other problem is evaluated by the engine between
+two calls of the same kernel. Random numbers come from Philox (`cpu_random.py`), so a seed
+gives the same runs on any number of threads.
 
 Numba compiles a kernel on its first call for each dtype and caches the machine code on
-disk beside the source (`cache=True`); later processes load it in milliseconds.
+disk beside the source (`cache=True`); later processes load it in milliseconds. The first
+build is what a new machine waits for (issue 30), so the kernels keep it small: only the
+run's objective is compiled, helpers only kernels call have no Python entry point
+(`cpu_jobs.inner`), the big kernels' parallel work is compiled once as jobs
+(`cpu_jobs.py`), and NumPy functions whose Numba versions compile slowly (slice
+assignment's shape check, np.argsort, np.partition) are loops here.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import types
@@ -27,6 +34,7 @@ from numba import njit
 
 from . import native_loaded
 from ...problems.base import check_fitness
+from .cpu_jobs import inner
 from .cpu_objectives import inline_objective
 
 #: Individuals of one run per block of parallel work (one block's best is kept per call).
@@ -52,8 +60,89 @@ def threads() -> int:
     return numba.get_num_threads()
 
 
+@njit(cache=True, inline="always")
+def copy_into(dst, src):
+    """dst[i] = src[i] for every i of the 1-D array src, as a loop. Slice assignment from
+    an array (`dst[:] = src`) checks the shapes, and the check compiles its error message
+    (integers and tuples formatted as text): 1.4 s of a kernel's first build for each
+    number of dimensions assigned (issue 30), for an error these copies cannot have."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+# -- sorting and selection, as loops: NumPy's versions in Numba (np.argsort, np.partition) -----
+# compile 1-4 s of code each (the partition's argument checks alone pull in np.unique); these
+# compile in a fraction of a second and give the same numbers (a stable order, and a k-th
+# smallest value, are unique).
+@njit(cache=True, inline="always")
+def _before(a, b):
+    """a < b, NaN after every number (as NumPy sorts)."""
+    return a < b or (b != b and a == a)
+
+
+@inner
+def stable_order(f, order, spare):
+    """order = np.argsort(f, kind="stable"): the indices of f by increasing value, ties in
+    index order, NaN last; spare: scratch of f's length (int64). A bottom-up merge sort
+    over runs of 16 first put in order by insertion."""
+    n = f.shape[0]
+    for i in range(n):
+        order[i] = i
+    run = 16
+    for lo in range(0, n, run):  # insertion sort of each run: stable (moves past strictly greater only)
+        for i in range(lo + 1, min(lo + run, n)):
+            k, j = order[i], i
+            while j > lo and _before(f[k], f[order[j - 1]]):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = k
+    src, dst, in_order = order, spare, True
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):  # the right run's element first only if strictly smaller: stable
+                if j < hi and (i >= mid or _before(f[src[j]], f[src[i]])):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+        src, dst, in_order = dst, src, not in_order
+        width *= 2
+    if not in_order:
+        copy_into(order, spare)
+
+
+@inner
+def kth_smallest(a, k):
+    """The k-th smallest value of a (0-based), NaN above every number: np.partition(a, k)[k].
+    Reorders a (Hoare's selection)."""
+    lo, hi = 0, a.shape[0] - 1
+    while lo < hi:
+        pivot = a[(lo + hi) // 2]
+        i, j = lo, hi
+        while i <= j:
+            while _before(a[i], pivot):
+                i += 1
+            while _before(pivot, a[j]):
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if k <= j:  # a[lo..j] <= pivot <= a[i..hi], and between them values equal to it
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return a[k]
+    return a[k]
+
+
 # -- the engine's bookkeeping, one run at a time (serial, after the parallel part) -------------
-@njit(cache=True)
+@inner
 def reduce_blocks(block_f, block_i, run):
     """The run's best new value over its block bests, and its index (the first on ties)."""
     m, i = block_f[run, 0], block_i[run, 0]
@@ -63,19 +152,19 @@ def reduce_blocks(block_f, block_i, run):
     return m, i
 
 
-@njit(cache=True)
+@inner
 def track_best(run, m, x_row, best_x, best_f, hit, it, target, has_target, record, step):
     """Best-so-far of `run` given this iteration's best new value m at x_row, the iteration
     the target was first reached, and the history row of step `step`."""
     if m < best_f[run]:
         best_f[run] = m
-        best_x[run, :] = x_row
+        copy_into(best_x[run], x_row)
     if has_target and best_f[run] <= target and hit[run] < 0:
         hit[run] = it[0]
     record[step, run] = best_f[run]
 
 
-@njit(cache=True)
+@inner
 def close_step(run, rows, dim, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
                nan_evals, step):
     """The engine's bookkeeping of `run` after the parallel part of a step: its best new value
@@ -108,7 +197,6 @@ class NativeIteration:
     def __init__(self, problem, runs: int, pop: int, target: float | None, seed: int,
                  block_rows: int = BLOCK_ROWS) -> None:
         self.problem = problem  # the engine's NaN-guarded view
-        self.fitness, self.fdata = inline_objective(problem.inner)
         self.runs, self.pop, self.dim = runs, pop, problem.dim
         self.target, self.seed = target, seed
         self.blocks = math.ceil(pop / block_rows)
@@ -125,6 +213,16 @@ class NativeIteration:
         self._scratch: dict = {}
         self._views: dict = {}
         self._f_in: np.ndarray | None = None  # the values of problems evaluated between kernel calls
+
+    @functools.cached_property
+    def objective(self) -> tuple[int, np.ndarray]:
+        """(fid, fdata): `inline_objective` of the problem. Resolved on first use, inside
+        `warm_up` (its first launch): that compiles, or loads, the objective's wrapper, which
+        is part of the setup warm_up times."""
+        return inline_objective(self.problem.inner)
+
+    fitness = property(lambda self: self.objective[0], doc="The inline objective's id, 0 for one evaluated between calls.")
+    fdata = property(lambda self: self.objective[1], doc="The inline objective's numbers (its address first).")
 
     def view(self, t: torch.Tensor, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """`native_view(t)` (reshaped to `shape`), kept per tensor: one costs 0.7-0.9 us

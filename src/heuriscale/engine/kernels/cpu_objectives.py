@@ -1,9 +1,17 @@
 """The objectives the native CPU kernels compute inline, one row at a time (Numba): the
 built-in classic functions, the spring design (penalty or Deb handling) and Otsu
-thresholding, each equal to its torch problem, and a user's `NumbaFunction` (called through
-a function pointer, see problems/compiled.py). Any other problem is evaluated by the
-engine between two calls of the same kernel (`move=True, select=False`, then
-`move=False, select=True`): `inline_objective` says which.
+thresholding, each equal to its torch problem, and a user's `NumbaFunction`. Any other
+problem is evaluated by the engine between two calls of the same kernel (`move=True,
+select=False`, then `move=False, select=True`): `inline_objective` says which.
+
+Every inline objective is called through a function pointer (`call_row`): a C-callable
+wrapper compiled (and cached on disk) for the one objective and dtype a run uses, its
+address in fdata[0]. So one build of a kernel serves every objective, and building it
+compiles none of them: inlining all of them behind a branch on fid made every kernel build
+compile (and LLVM optimise, once per parallel loop) all sixteen functions, Otsu's sort and
+the spring's constraints, a third of a first run's wait (measured: 2.1-2.5 s of 7-16 s,
+issue 30). A pointer call also costs less per point than that branch did (16 ns a point:
+PSO at 32 x 2 went from 1.85 to 1.35 us per iteration for a user's function).
 """
 
 from __future__ import annotations
@@ -12,11 +20,12 @@ import math
 
 import numpy as np
 import torch
-from numba import njit
+from numba import carray, cfunc, njit, types
 
 from ...problems import classic
-from ...problems.compiled import call_point, call_row
+from ...problems.compiled import call_row
 from ...problems.classic import ClassicProblem
+from .cpu_jobs import inner
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluated by the problem".
 INLINE = {
@@ -28,133 +37,186 @@ INLINE = {
 
 
 #: Application problems computed inside the kernels from their data (`inline_objective`), and
-#: a user's compiled objective (`NumbaFunction`, called through its address in fdata[0]).
+#: a user's compiled objective (`NumbaFunction`).
 SPRING_PENALTY, SPRING_DEB, OTSU, USER = 17, 18, 19, 20
 
 
 def inline_objective(problem) -> tuple[int, np.ndarray]:
     """(fid, fdata): the objective the kernels compute inline, 0 for one the engine evaluates
-    between kernel calls, and the float64 data it reads: the spring design's penalty weight
-    or Deb offset, Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps
-    them), a NumbaFunction's compiled wrapper for the run's dtype (its address). Exact types
-    only: a subclass may change the objective."""
+    between kernel calls, and the float64 numbers they pass it: fdata[0] the address of its
+    compiled wrapper for the problem's dtype (`compiled_objective`; user-space addresses are
+    below 2^53, so exact), then its data: the spring design's penalty weight or Deb offset,
+    Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps them). Exact
+    types only: a subclass may change the objective."""
     from ...problems.compiled import NumbaFunction
     from ...problems.constraints import Constrained
     from ...problems.engineering import SpringDesign
     from ...problems.otsu import OtsuThresholding
 
-    if type(problem) is NumbaFunction:  # its address, exactly: user-space addresses are below 2^53
-        return USER, np.array([float(problem.address(problem.lower.dtype))])
+    dtype = problem.lower.dtype
+    if type(problem) is NumbaFunction:
+        return USER, np.array([float(problem.address(dtype))])
+    fid, data = 0, ()
     if type(problem) is ClassicProblem:
-        return INLINE.get(problem.fn, 0), NO_DATA
-    if type(problem) is Constrained and type(problem.inner) is SpringDesign:
+        fid = INLINE.get(problem.fn, 0)
+    elif type(problem) is Constrained and type(problem.inner) is SpringDesign:
         penalty = problem.method == "penalty"
-        return (SPRING_PENALTY if penalty else SPRING_DEB), np.array([problem.weight if penalty else problem.offset])
-    if type(problem) is OtsuThresholding:
-        sums = torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64)
-        return OTSU, sums.numpy().copy()
-    return 0, NO_DATA
+        fid, data = (SPRING_PENALTY if penalty else SPRING_DEB), (problem.weight if penalty else problem.offset,)
+    elif type(problem) is OtsuThresholding:
+        fid, data = OTSU, torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64).tolist()
+    if not fid:
+        return 0, NO_DATA
+    return fid, np.array([float(compiled_objective(fid, dtype).address), *data])
 
 
 #: fdata of objectives that need none.
 NO_DATA = np.zeros(1)
 
 
-# -- the built-in objectives, one row at a time ---------------------------------------------
-@njit(cache=True)
-def objective(fid, x, fdata):
-    """The built-in function `fid` (see INLINE and `inline_objective`) at the point x (1-D),
-    in float64."""
-    n = x.shape[0]
+# -- the built-in objectives, one row at a time: f(x, data) in float64 ---------------------
+@inner
+def _sphere(x, data):
     acc = 0.0
-    if fid == 1 or fid == 2:  # sphere, euclidean
-        for d in range(n):
-            acc += np.float64(x[d]) * x[d]
-        return acc if fid == 1 else math.sqrt(acc)
-    if fid == 3:  # rastrigin
-        for d in range(n):
-            v = np.float64(x[d])
-            acc += v * v - 10.0 * math.cos(2.0 * math.pi * v)
-        return 10.0 * n + acc
-    if fid == 4:  # ackley
-        sq, cs = 0.0, 0.0
-        for d in range(n):
-            v = np.float64(x[d])
-            sq += v * v
-            cs += math.cos(2.0 * math.pi * v)
-        return -20.0 * math.exp(-0.2 * math.sqrt(sq / n)) - math.exp(cs / n) + 20.0 + math.e
-    if fid == 5:  # griewank
-        prod = 1.0
-        for d in range(n):
-            v = np.float64(x[d])
-            acc += v * v
-            prod *= math.cos(v / math.sqrt(d + 1.0))
-        return acc / 4000.0 - prod + 1.0
-    if fid == 6:  # rosenbrock
-        for d in range(n - 1):
-            a, b = np.float64(x[d]), np.float64(x[d + 1])
-            acc += 100.0 * (b - a * a) ** 2 + (a - 1.0) ** 2
-        return acc
-    if fid == 7:  # schwefel 1.2
-        s = 0.0
-        for d in range(n):
-            s += x[d]
-            acc += s * s
-        return acc
-    if fid == 8:  # schwefel 2.21
-        for d in range(n):
-            acc = max(acc, abs(np.float64(x[d])))
-        return acc
-    if fid == 9:  # schwefel 2.22
-        prod = 1.0
-        for d in range(n):
-            acc += abs(np.float64(x[d]))
-            prod *= abs(np.float64(x[d]))
-        return acc + prod
-    if fid == 10:  # schwefel 2.26
-        for d in range(n):
-            v = np.float64(x[d])
-            acc -= v * math.sin(math.sqrt(abs(v)))
-        return acc
-    if fid == 11:  # step
-        for d in range(n):
-            acc += math.floor(np.float64(x[d]) + 0.5) ** 2
-        return acc
-    if fid == 12:  # zakharov
-        s = 0.0
-        for d in range(n):
-            v = np.float64(x[d])
-            acc += v * v
-            s += 0.5 * (d + 1) * v
-        return acc + s * s + s ** 4
-    if fid == 13:  # levy
-        w0 = 1.0 + (np.float64(x[0]) - 1.0) / 4.0
-        acc = math.sin(math.pi * w0) ** 2
-        for d in range(n - 1):
-            w = 1.0 + (np.float64(x[d]) - 1.0) / 4.0
-            acc += (w - 1.0) ** 2 * (1.0 + 10.0 * math.sin(math.pi * w + 1.0) ** 2)
-        w = 1.0 + (np.float64(x[n - 1]) - 1.0) / 4.0
-        return acc + (w - 1.0) ** 2 * (1.0 + math.sin(2.0 * math.pi * w) ** 2)
-    if fid == 14:  # bent cigar
-        for d in range(1, n):
-            acc += np.float64(x[d]) * x[d]
-        return np.float64(x[0]) * x[0] + 1e6 * acc
-    if fid == 15:  # elliptic: weights 1e6 ** (d / (n - 1)) as a running product (a power per term is slow)
-        ratio, weight = 1e6 ** (1.0 / max(n - 1, 1)), 1.0
-        for d in range(n):
-            acc += weight * np.float64(x[d]) * x[d]
-            weight *= ratio
-        return acc
-    if fid == 16:  # hgbat
-        s = 0.0
-        for d in range(n):
-            v = np.float64(x[d])
-            acc += v * v
-            s += v
-        return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
-    if fid == OTSU:
-        return otsu(x, fdata)
-    return spring(x, fid == SPRING_PENALTY, fdata[0])
+    for d in range(x.shape[0]):
+        acc += np.float64(x[d]) * x[d]
+    return acc
+
+
+@inner
+def _euclidean(x, data):
+    return math.sqrt(_sphere(x, data))
+
+
+@inner
+def _rastrigin(x, data):
+    n, acc = x.shape[0], 0.0
+    for d in range(n):
+        v = np.float64(x[d])
+        acc += v * v - 10.0 * math.cos(2.0 * math.pi * v)
+    return 10.0 * n + acc
+
+
+@inner
+def _ackley(x, data):
+    n, sq, cs = x.shape[0], 0.0, 0.0
+    for d in range(n):
+        v = np.float64(x[d])
+        sq += v * v
+        cs += math.cos(2.0 * math.pi * v)
+    return -20.0 * math.exp(-0.2 * math.sqrt(sq / n)) - math.exp(cs / n) + 20.0 + math.e
+
+
+@inner
+def _griewank(x, data):
+    acc, prod = 0.0, 1.0
+    for d in range(x.shape[0]):
+        v = np.float64(x[d])
+        acc += v * v
+        prod *= math.cos(v / math.sqrt(d + 1.0))
+    return acc / 4000.0 - prod + 1.0
+
+
+@inner
+def _rosenbrock(x, data):
+    acc = 0.0
+    for d in range(x.shape[0] - 1):
+        a, b = np.float64(x[d]), np.float64(x[d + 1])
+        acc += 100.0 * (b - a * a) ** 2 + (a - 1.0) ** 2
+    return acc
+
+
+@inner
+def _schwefel_1_2(x, data):
+    acc, s = 0.0, 0.0
+    for d in range(x.shape[0]):
+        s += x[d]
+        acc += s * s
+    return acc
+
+
+@inner
+def _schwefel_2_21(x, data):
+    acc = 0.0
+    for d in range(x.shape[0]):
+        acc = max(acc, abs(np.float64(x[d])))
+    return acc
+
+
+@inner
+def _schwefel_2_22(x, data):
+    acc, prod = 0.0, 1.0
+    for d in range(x.shape[0]):
+        acc += abs(np.float64(x[d]))
+        prod *= abs(np.float64(x[d]))
+    return acc + prod
+
+
+@inner
+def _schwefel_2_26(x, data):
+    acc = 0.0
+    for d in range(x.shape[0]):
+        v = np.float64(x[d])
+        acc -= v * math.sin(math.sqrt(abs(v)))
+    return acc
+
+
+@inner
+def _step(x, data):
+    acc = 0.0
+    for d in range(x.shape[0]):
+        acc += math.floor(np.float64(x[d]) + 0.5) ** 2
+    return acc
+
+
+@inner
+def _zakharov(x, data):
+    acc, s = 0.0, 0.0
+    for d in range(x.shape[0]):
+        v = np.float64(x[d])
+        acc += v * v
+        s += 0.5 * (d + 1) * v
+    return acc + s * s + s ** 4
+
+
+@inner
+def _levy(x, data):
+    n = x.shape[0]
+    w0 = 1.0 + (np.float64(x[0]) - 1.0) / 4.0
+    acc = math.sin(math.pi * w0) ** 2
+    for d in range(n - 1):
+        w = 1.0 + (np.float64(x[d]) - 1.0) / 4.0
+        acc += (w - 1.0) ** 2 * (1.0 + 10.0 * math.sin(math.pi * w + 1.0) ** 2)
+    w = 1.0 + (np.float64(x[n - 1]) - 1.0) / 4.0
+    return acc + (w - 1.0) ** 2 * (1.0 + math.sin(2.0 * math.pi * w) ** 2)
+
+
+@inner
+def _bent_cigar(x, data):
+    acc = 0.0
+    for d in range(1, x.shape[0]):
+        acc += np.float64(x[d]) * x[d]
+    return np.float64(x[0]) * x[0] + 1e6 * acc
+
+
+@inner
+def _elliptic(x, data):
+    """Weights 1e6 ** (d / (n - 1)) as a running product (a power per term is slow)."""
+    n, acc = x.shape[0], 0.0
+    ratio, weight = 1e6 ** (1.0 / max(n - 1, 1)), 1.0
+    for d in range(n):
+        acc += weight * np.float64(x[d]) * x[d]
+        weight *= ratio
+    return acc
+
+
+@inner
+def _hgbat(x, data):
+    n, acc, s = x.shape[0], 0.0, 0.0
+    for d in range(n):
+        v = np.float64(x[d])
+        acc += v * v
+        s += v
+    return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
 
 
 @njit(cache=True, inline="always")
@@ -175,7 +237,17 @@ def spring(x, penalty, weight_or_offset):
     return f + weight_or_offset * v if penalty else weight_or_offset + v
 
 
-@njit(cache=True)
+@inner
+def _spring_penalty(x, data):
+    return spring(x, True, data[0])
+
+
+@inner
+def _spring_deb(x, data):
+    return spring(x, False, data[0])
+
+
+@inner
 def otsu(x, sums):
     """Minus the between-class variance of the thresholds floor(x) in 0..255 (sorted), from
     the cumulative sums omega = sums[:257], mu = sums[257:]: `OtsuThresholding.evaluate`."""
@@ -197,14 +269,39 @@ def otsu(x, sums):
     return -acc
 
 
+#: The objective of each fid, f(x, data) -> float64, x one point (1-D), data its numbers.
+OBJECTIVES = (None, _sphere, _euclidean, _rastrigin, _ackley, _griewank, _rosenbrock, _schwefel_1_2, _schwefel_2_21,
+              _schwefel_2_22, _schwefel_2_26, _step, _zakharov, _levy, _bent_cigar, _elliptic, _hgbat,
+              _spring_penalty, _spring_deb, otsu)
+
+_compiled: dict = {}
+
+
+def compiled_objective(fid: int, dtype) -> object:
+    """The C-callable `double f(T *x, intp n, double *data, intp m)` of built-in objective
+    `fid` for points of `dtype` (a Numba cfunc; `.address` is what the kernels call), compiled
+    on first use and cached on disk: one small function, not every objective."""
+    element = {torch.float32: types.float32, torch.float64: types.float64}[dtype]
+    key = (fid, element)
+    if key not in _compiled:
+        _compiled[key] = cfunc(types.float64(types.CPointer(element), types.intp, types.CPointer(types.float64),
+                                             types.intp), cache=True)(_wrapper(fid))
+    return _compiled[key]
+
+
+def _wrapper(fid: int):
+    # fid is a closure constant: the cache keys each wrapper by it (an int pickles the same in
+    # every process, so later processes load the machine code)
+    def wrapper(x, n, data, m):
+        return OBJECTIVES[fid](carray(x, n), carray(data, m))
+    return wrapper
+
+
+# -- what the kernels call ---------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def value_of(fid, x, fdata):
-    """`objective(fid, x, fdata)`, with a user's compiled function called straight through its
-    pointer, not through `objective`'s call and chain of cases (which cost about 16 ns a point:
-    PSO at 32 x 2 went from 1.85 to 1.35 us per iteration)."""
-    if fid == USER:
-        return call_point(np.int64(fdata[0]), x)
-    return objective(fid, x, fdata)
+    """The inline objective (fid > 0) at the point x (1-D contiguous), through its pointer."""
+    return call_row(np.int64(fdata[0]), x, 0, x.shape[0], fdata)
 
 
 @njit(cache=True, inline="always")
@@ -217,11 +314,12 @@ def new_value(fid, fdata, x, f_in, row):
     return f, 0
 
 
-@njit(cache=True)
+@inner
 def block_values(fid, fdata, xs, dim, f_in, row0, vals):
     """The objective of a block's rows (flat coordinates xs) into vals (float64, NaN kept):
-    sphere and euclidean as passes over coordinates that vectorise, the other built-in
-    functions row by row, other problems read from f_in (rows row0, row0 + 1, ...)."""
+    sphere and euclidean as passes over coordinates that vectorise, the other inline
+    objectives row by row through their pointer (with no slice made per point), other
+    problems read from f_in (rows row0, row0 + 1, ...)."""
     rows = xs.shape[0] // dim
     if fid == 1 or fid == 2:
         vals[:rows] = 0.0
@@ -232,13 +330,24 @@ def block_values(fid, fdata, xs, dim, f_in, row0, vals):
         if fid == 2:
             for i in range(rows):
                 vals[i] = math.sqrt(vals[i])
-    elif fid == USER:  # through the pointer, with no slice made per point
+    elif fid:
         address = np.int64(fdata[0])
         for i in range(rows):
-            vals[i] = call_row(address, xs, i * dim, dim)
-    elif fid:
-        for i in range(rows):
-            vals[i] = value_of(fid, xs[i * dim:(i + 1) * dim], fdata)
+            vals[i] = call_row(address, xs, i * dim, dim, fdata)
     else:
         for i in range(rows):
             vals[i] = f_in[row0 + i]
+
+
+def values(problem, rows: np.ndarray) -> np.ndarray:
+    """The problem's inline objective (`inline_objective`) at each row of `rows` (n, D), as
+    the kernels compute it, through the same pointer: float64 values (n,). For tests."""
+    from ...problems.compiled import _each_row
+
+    fid, fdata = inline_objective(problem)
+    if not fid:
+        raise ValueError(f"problem {problem.name!r} has no inline objective: the engine evaluates it between kernel calls")
+    rows = np.ascontiguousarray(rows, dtype=torch.empty(0, dtype=problem.lower.dtype).numpy().dtype)
+    out = np.empty(rows.shape[0])
+    _each_row(np.int64(fdata[0]), rows, out, fdata)
+    return out

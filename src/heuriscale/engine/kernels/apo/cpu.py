@@ -14,6 +14,10 @@ distribution. One iteration:
 3. per run (serial): the engine's bookkeeping (on exact ties of the best value, best_x may
    be another, equally good point than eager's first argmin).
 
+Parts 1 and 2 are jobs (`cpu_jobs.py`): compiled once for the serial and the parallel build,
+and called through their addresses (the parallel build took 13.2 s where the serial one
+took 6.2, compiling and optimising part 2 again in each loop; issue 30).
+
 Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
 selection's copy into the other buffer is the sort. The two buffers swap roles after each
 select; `_launch` returns the state that holds the newest population.
@@ -39,10 +43,11 @@ import math
 
 import numpy as np
 import torch
-from numba import njit, prange
+from numba import njit, prange, typeof, types
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
-from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, kernel, stable_order
+from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -57,8 +62,15 @@ _LOW = np.uint64(0xFFFFFFFF)
 
 @njit(cache=True, inline="always")
 def _draw(key, row, step, kind, block):
+    # every argument as an int64: the calls' literal kinds and blocks would each compile a
+    # _philox_row of their own (six), and inlined at each call it took 0.6 s more to build
+    return _philox_row(np.int64(key), np.int64(row), np.int64(step), np.int64(kind + KINDS * block))
+
+
+@inner
+def _philox_row(key, row, step, stream):
     r = np.uint64(row)
-    return philox(key, r & _LOW, r >> np.uint64(32), step, kind + KINDS * block)
+    return philox(key, r & _LOW, r >> np.uint64(32), step, stream)
 
 
 @njit(cache=True, inline="always")
@@ -93,7 +105,7 @@ def _moved(kind, xi, xj, value, pull, lower, upper, scale, s, ff, progress):
     return _clip(v, lower, upper)
 
 
-@njit(cache=True)  # (a call of its own: inlined into the kernel, its loops come out slower)
+@inner  # (a call of its own: inlined into the kernel, its loops come out slower)
 def _dense(c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n_pairs, lower, upper, kind, scale, s,
            ff, progress):
     """A candidate's coordinates from this many (DENSE_DIM) on: every one in order, the rows
@@ -113,11 +125,11 @@ def _dense(c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n
         masked[d] = 0
 
 
-@njit(cache=True)
+@inner
 def _rank(f, order, renew, perm, jumps, pf_max, key, run, step):
     """One run's ranks (order[r]: the row of rank r, best first) and which ranks renew."""
     n = f.shape[0]
-    order[:] = np.argsort(f, kind="mergesort")  # stable: ties keep their row order
+    stable_order(f, order, jumps)  # ties keep their row order (jumps: the sort's scratch, free until below)
     pf = pf_max * uniform(_draw(key, run, step, RUN, 0)[0])  # (11)
     count = min(n, math.ceil(n * pf))
     renew[:] = 0
@@ -135,7 +147,7 @@ def _rank(f, order, renew, perm, jumps, pf_max, key, run, step):
         perm[i], perm[j] = perm[j], perm[i]
 
 
-@njit(cache=True)
+@inner
 def _mask_words(picks, values, key, row, step, ones):
     """The MASK stream's words for Fisher-Yates steps 0..ones-1 (block b: steps 2b and 2b + 1
     as words (a, b) and (c, e)): picks[k] picks step k's coordinate, values[k] is its value.
@@ -229,44 +241,65 @@ def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress
     return kind
 
 
+# -- the parallel loops' work, job by job: compiled once for both builds (see cpu_jobs.py) -------
+@job
+def _ranks(run, step, fa, order, renew, rank_perm, rank_jumps, pf_max, key):
+    """Run `run`'s ranks of its source population fa, and which ranks renew."""
+    _rank(fa[run], order[run], renew[run], rank_perm[run], rank_jumps[run], pf_max, key, run, step)
+
+
+@job
+def _candidates(job, step, move, select, progress, swing, xa, fa, xb, fb, cand, order, renew, kinds, scratch, lower,
+                upper, n_pairs, eps, f_in, fid, fdata, block_f, block_i, block_nan, key):
+    """Block `job`: the candidates of a low and a high slice of ranks of run job // blocks,
+    their values and the greedy selection into xb, fb. scratch: the jobs' Fisher-Yates and
+    pair buffers (NativeAPO.scratch)."""
+    perm, jumps, words, masked, values, pulls, pair_rows, pair_w = scratch
+    pop, blocks = fa.shape[1], block_f.shape[1]
+    half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
+    run, b = job // blocks, job % blocks
+    best, best_i, nans = np.inf, b * half, 0
+    for part in (b, 2 * blocks - 1 - b):  # a low and a high slice of ranks: masks grow with the rank
+        for r in range(part * half, min(pop, (part + 1) * half)):
+            row = run * pop + r
+            if move:
+                kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, row, renew[run, r],
+                                           lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
+                                           words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
+                                           pair_rows[job], pair_w[job], key, step)
+            if select:
+                value, nan = new_value(fid, fdata, cand[run, r], f_in, row)
+                nans += nan
+                parent = order[run, r]
+                fb[run, r] = value  # compared in the run's dtype, as eager does
+                if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
+                    copy_into(xb[run, r], cand[run, r])
+                else:
+                    fb[run, r] = fa[run, parent]
+                    copy_into(xb[run, r], xa[run, parent])
+                if fb[run, r] < best:
+                    best, best_i = fb[run, r], r
+    block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
+
+
 @kernel
-def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, perm, jumps, words, masked, values, pulls, pair_rows, pair_w,
-           rank_perm, rank_jumps, lower, upper, pf_max, n_pairs, max_iters, eps, f_in, fid, fdata, steps, move, select,
-           best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
+def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, rank_jumps, lower, upper, pf_max, n_pairs,
+           max_iters, eps, f_in, fid, fdata, steps, move, select, best_x, best_f, hit, it, target, has_target, record,
+           block_f, block_i, block_nan, nan_evals, counter, key, jobs):
     runs, pop, dim = xa.shape
     blocks = block_f.shape[1]
-    half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
+    rank_job, candidate_job = jobs  # CompiledJobs (NativeAPO.jobs)
     for k in range(steps):
         step = counter[0]
         progress = min((np.float64(t[0]) + 1.0) / max_iters, 1.0)  # t = 1..T, t/T capped at 1
         swing = 1.0 + math.cos(progress * math.pi)
         if move:
             for run in prange(runs):
-                _rank(fa[run], order[run], renew[run], rank_perm[run], rank_jumps[run], pf_max, key, run, step)
+                call_job(rank_job, np.int64(run), step, fa, order, renew, rank_perm, rank_jumps, pf_max, key)
         for job in prange(runs * blocks):
-            run, b = job // blocks, job % blocks
-            best, best_i, nans = np.inf, b * half, 0
-            for part in (b, 2 * blocks - 1 - b):  # a low and a high slice of ranks: masks grow with the rank
-                for r in range(part * half, min(pop, (part + 1) * half)):
-                    row = run * pop + r
-                    if move:
-                        kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, row, renew[run, r],
-                                                   lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
-                                                   words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
-                                                   pair_rows[job], pair_w[job], key, step)
-                    if select:
-                        value, nan = new_value(fid, fdata, cand[run, r], f_in, row)
-                        nans += nan
-                        parent = order[run, r]
-                        fb[run, r] = value  # compared in the run's dtype, as eager does
-                        if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
-                            xb[run, r, :] = cand[run, r, :]
-                        else:
-                            fb[run, r] = fa[run, parent]
-                            xb[run, r, :] = xa[run, parent, :]
-                        if fb[run, r] < best:
-                            best, best_i = fb[run, r], r
-            block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
+            call_job(candidate_job, np.int64(job), step, move, select, progress, swing, xa, fa, xb, fb, cand, order,
+                     renew, kinds, scratch, lower, upper, n_pairs, eps, f_in, fid, fdata, block_f, block_i, block_nan,
+                     key)
         if move:
             it[0] += 1
             t[0] += 1
@@ -302,7 +335,10 @@ class NativeAPO(NativeIteration):
         self.rank_perm, self.rank_jumps = np.tile(np.arange(pop), (runs, 1)), np.empty((runs, pop), np.int64)
         self.pair_rows = np.empty((jobs, algorithm.np, 2), np.int64)
         self.pair_w = np.empty((jobs, algorithm.np), np.float64)
+        self.scratch = (self.perm, self.jumps, self.words, self.masked, self.values, self.pulls, self.pair_rows,
+                        self.pair_w)  # one argument: a job takes at most 28 (cpu_jobs.job)
         self._other: tuple[torch.Tensor, torch.Tensor] | None = None  # the buffers a select writes
+        self._jobs: tuple | None = None  # (the values' dtype, the CompiledJobs), see `jobs`
 
     def _spare(self, s) -> APOState:
         """The other population buffers (never the state's own: prepare clones, we swap)."""
@@ -314,11 +350,10 @@ class NativeAPO(NativeIteration):
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         other, v = self._spare(s), self.view
         f_in = self.values_in(s, f_in)
-        self.kernel(_steps)(
-            v(s.x), v(s.f), v(other.x), v(other.f), v(s.t), v(self.cand), self.order, self.renew, self.kinds,
-            self.perm, self.jumps, self.words, self.masked, self.values, self.pulls, self.pair_rows, self.pair_w,
-            self.rank_perm, self.rank_jumps, self.lower, self.upper, *self.params, self.eps, f_in, self.fitness, self.fdata, steps, move, select,
-            *self.common_args(best_x, hit, it, best_f, record))
+        args = (v(s.x), v(s.f), v(other.x), v(other.f), v(s.t), v(self.cand), self.order, self.renew, self.kinds,
+                self.scratch, self.rank_perm, self.rank_jumps, self.lower, self.upper, *self.params, self.eps, f_in,
+                self.fitness, self.fdata, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))
+        self.kernel(_steps)(*args, self.jobs(args))
         if select and steps % 2:  # an odd number of swaps: the newest population is in `other`
             self._other = (s.x, s.f)
             return other
@@ -327,6 +362,21 @@ class NativeAPO(NativeIteration):
 
     def moved(self, s) -> torch.Tensor:
         return self.cand
+
+    def jobs(self, args) -> tuple:
+        """The CompiledJobs of `_steps`' parallel loops for these arguments (once per run set and
+        values' dtype: problems evaluated between calls read them in float64)."""
+        (xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, rank_jumps, lower, upper, pf_max, n_pairs,
+         max_iters, eps, f_in, fid, fdata, *_) = args
+        if self._jobs is None or self._jobs[0] != f_in.dtype:
+            i64, f64, T = types.int64, types.float64, typeof
+            self._jobs = (f_in.dtype, (
+                CompiledJob(_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64)),
+                CompiledJob(_candidates, (
+                    i64, i64, types.boolean, types.boolean, f64, f64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order),
+                    T(renew), T(kinds), T(scratch), T(lower), T(upper), T(n_pairs), T(eps), T(f_in), T(fid), T(fdata),
+                    T(self.block_f), T(self.block_i), T(self.block_nan), i64))))
+        return self._jobs[1]
 
 
 #: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).

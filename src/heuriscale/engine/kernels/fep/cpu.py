@@ -20,6 +20,11 @@ from the same key. `_generations` runs `steps` generations per call, each in fou
    kernel writes them, into the other of two population buffers, since the parents are
    read while the survivors are written; `_launch` returns the state that holds them.
 
+Each part's work is a job (`cpu_jobs.py`): compiled once, for the serial and the parallel
+build alike, and called through its address, so that a parallel build does not compile and
+optimise it again in each of its loops (issue 30: the parallel build took 12.6 s where the
+serial one took 7.4; a call costs tens of nanoseconds, against microseconds of work).
+
 Random numbers, Philox keyed by the run set's key, counters as in the Triton kernel: row
 r = run * mu + p, coordinate pair j = d // 2 of a row padded to 2 * half coordinates, g the
 generation. Counter (r * half + j, g, stream 0) gives words a, b, c, e, read as U[0,1)
@@ -51,10 +56,11 @@ import math
 
 import numpy as np
 import torch
-from numba import njit, prange
+from numba import njit, prange, typeof, types
 
 from ....algorithms.fep import learning_rates
-from ..cpu_common import BLOCK_ROWS, NativeIteration, kernel, track_best
+from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, kth_smallest, track_best
+from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import value_of
 from ..cpu_random import philox, uniform
 from .cpu_math import box_muller, cauchy, cos_turns, fast_exp, fast_sin, pi_error
@@ -74,7 +80,7 @@ FAST_BOX = 2.0**20
 _LOW = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
+@inner(error_model="numpy", fastmath=CONTRACT)
 def _draw_common(key, step, row0, row1, pi_err, n_i):
     """The Triton kernel's N(0,1) of rows row0..row1 (run * mu + p), one per individual."""
     for row in range(row0, row1):
@@ -83,7 +89,7 @@ def _draw_common(key, step, row0, row1, pi_err, n_i):
         n_i[row - row0], _ = box_muller(uniform(a), uniform(b), pi_err)
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
+@inner(error_model="numpy", fastmath=CONTRACT)
 def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
     """The Triton kernel's delta_j and N_j(0,1) for rows row0..row1 (run * mu + p), rows
     padded to 2 * half coordinates. In passes that LLVM vectorises each on its own (as one
@@ -105,7 +111,9 @@ def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
             delta[2 * t], delta[2 * t + 1] = cauchy(ua[t], pi_err), cauchy(ub[t], pi_err)
 
 
-@njit(cache=True, error_model="numpy")
+# _mutate, _values, _tournament and _gather have one call each, in their job: inlined there,
+# their code is compiled and optimised once, not in a function of its own and again in the job.
+@njit(cache=True, error_model="numpy", inline="always")
 def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
             half, given, drawn, scratch, fid, fdata, fast):
     """Step 3 for rows p0..p1 of `run`: offspring (x', eta') of parents (x, eta), some rows
@@ -116,29 +124,29 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
     width = 2 * half
     rows = scratch.shape[1] // width
     delta, n_j, n_i, common, u = scratch[0], scratch[1], scratch[2], scratch[3], scratch[3:]  # n_i from p0
-    if given.shape[0]:  # the test hook: the eager step's N(0,1), delta_j and N_j(0,1)
-        n_i[:p1 - p0] = given[2, run, p0:p1, 0]
+    if given is not None:  # the test hook: the eager step's N(0,1), delta_j and N_j(0,1)
+        copy_into(n_i, given[2, run, p0:p1, 0])
     else:
         _draw_common(key, step, run * pop + p0, run * pop + p1, pi_err, n_i)
-        if drawn.shape[0]:  # the test hook: keep the numbers drawn
+        if drawn is not None:  # the test hook: keep the numbers drawn
             for p in range(p0, p1):
                 drawn[2, run, p] = n_i[p - p0]
     for s0 in range(p0, p1, rows):
         s1 = min(s0 + rows, p1)
-        if given.shape[0]:
+        if given is not None:
             for p in range(s1 - s0):
-                delta[p * dim:(p + 1) * dim] = given[0, run, s0 + p]
-                n_j[p * dim:(p + 1) * dim] = given[1, run, s0 + p]
+                copy_into(delta[p * dim:(p + 1) * dim], given[0, run, s0 + p])
+                copy_into(n_j[p * dim:(p + 1) * dim], given[1, run, s0 + p])
         else:
             _draw(key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j, u)
             if width > dim:  # rows padded to width: their first dim numbers, packed (in order,
                 for p in range(1, s1 - s0):  # so that no number is overwritten before it moves)
                     for d in range(dim):
                         delta[p * dim + d], n_j[p * dim + d] = delta[p * width + d], n_j[p * width + d]
-            if drawn.shape[0]:
+            if drawn is not None:
                 for p in range(s1 - s0):
-                    drawn[0, run, s0 + p] = delta[p * dim:(p + 1) * dim]
-                    drawn[1, run, s0 + p] = n_j[p * dim:(p + 1) * dim]
+                    copy_into(drawn[0, run, s0 + p], delta[p * dim:(p + 1) * dim])
+                    copy_into(drawn[1, run, s0 + p], n_j[p * dim:(p + 1) * dim])
         for p in range(s1 - s0):  # tau' N(0,1), the individual's, for each of its coordinates
             common[p * dim:(p + 1) * dim] = tau_prime * n_i[s0 - p0 + p]
         _move(x[run, s0:s1].reshape(-1), eta[run, s0:s1].reshape(-1), cx[run, s0:s1].reshape(-1),
@@ -147,7 +155,7 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
             _values(fid, fdata, fast, cx[run], cf[run], s0, s1, delta)  # (delta's numbers are used)
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
+@inner(error_model="numpy", fastmath=CONTRACT)
 def _move(xs, es, cxs, ces, delta, n_j, common, lower, upper, tau, eta_min):
     """Step 3's equations for a pass's rows, as one loop over their coordinates (LLVM
     vectorises it whole; row by row, 32-coordinate loops took 1.3x as long)."""
@@ -157,7 +165,7 @@ def _move(xs, es, cxs, ces, delta, n_j, common, lower, upper, tau, eta_min):
         ces[t] = max(es[t] * fast_exp(common[t] + tau * n_j[t]), eta_min)
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@inner(fastmath={"reassoc"})
 def _sum(terms):
     """terms in float64, summed in the order the vectorised loop takes (fixed by the compiled
     code: the same on every call and any number of threads). (A slice, not an offset: with
@@ -168,7 +176,7 @@ def _sum(terms):
     return acc
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)
+@inner(error_model="numpy", fastmath=CONTRACT)
 def _terms(fid, xs, terms):
     """The terms of paper 004's f1, f3-f5 at coordinates xs (a pass's rows one after another),
     in xs's dtype as eager computes them, by one loop LLVM vectorises (sines and cosines from
@@ -190,11 +198,11 @@ def _terms(fid, xs, terms):
             terms[t] = -xs[t] * fast_sin(np.sqrt(np.abs(xs[t])))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _values(fid, fdata, fast, x, f, p0, p1, terms):
-    """f[p] = the built-in function `fid` at x[p] for rows p0..p1, as cpu_objectives.objective
-    computes it (float64); but for paper 004's f1, f3-f5 when `fast`, `_terms` first, then
-    each row's terms summed in float64."""
+    """f[p] = the inline objective `fid` at x[p] for rows p0..p1, through its pointer
+    (cpu_objectives.py; float64); but for paper 004's f1, f3-f5 when `fast`, `_terms` first,
+    then each row's terms summed in float64."""
     dim = x.shape[1]
     if not fast or fid not in (1, 3, 6, 10):
         for p in range(p0, p1):
@@ -206,7 +214,7 @@ def _values(fid, fdata, fast, x, f, p0, p1, terms):
         f[p0 + p] = offset + _sum(terms[p * dim:p * dim + summed])
 
 
-@njit(cache=True)
+@inner
 def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
     """Step 4's values of rows p0..p1 of `run`, NaN -> +inf: the kernel's (inline) or the
     engine's problem's (f_in); with the parents', in union order. Returns how many were NaN.
@@ -225,19 +233,19 @@ def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
     return nans
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _tournament(f, wins, given, run, i0, i1, q, step, key, opponents):
     """Step 5 for union members i0..i1 of `run` (f, wins: the run's rows): wins against q
     opponents drawn uniformly from the union, with replacement. All opponents are drawn
     first (a loop LLVM vectorises; with the comparisons in it, it does not), as uint32: an
     unsigned index needs no wraparound, so the bouts' gathers vectorise."""
     m, n = f.shape[0], i1 - i0
-    if given.shape[0]:  # the test hook: the eager step's opponents, (runs, m q)
+    if given is not None:  # the test hook: the eager step's opponents, (runs, m q)
         for k in range(q):
             for r in range(n):
                 opponents[k, r] = given[run, (i0 + r) * q + k]
     size = np.uint64(m)
-    for k in range(0, q if given.shape[0] == 0 else 0, 4):  # four opponents per Philox call
+    for k in range(0, q if given is None else 0, 4):  # four opponents per Philox call
         row0, row1, row2, row3 = opponents[k], opponents[k + 1], opponents[k + 2], opponents[k + 3]
         for r in range(n):  # uniform on [0, m): the high word of a 32 x 32-bit product
             a, b, c, e = philox(key, i0 + r, run, step, 3 + k // 4)
@@ -258,7 +266,8 @@ def _survivors(f, wins, keep, q):
     union's best member (the first on ties)."""
     m = f.shape[0]
     mu = m // 2
-    count = np.zeros(q + 1, np.int64)
+    count = np.empty(q + 1, np.int64)  # (loops, not np.zeros or np.argmin: each is more code to compile)
+    count[:] = 0
     for i in range(m):
         count[q - wins[i]] += 1
     cut, below = 0, 0
@@ -272,8 +281,10 @@ def _survivors(f, wins, keep, q):
             at_cut[n] = f[i]
             n += 1
     need = mu - below  # to take at the cut level: all below the need-th smallest f there,
-    limit = np.partition(at_cut, need - 1)[need - 1]  # then the first ones equal to it
-    ties = need - np.sum(at_cut < limit)
+    limit = kth_smallest(at_cut, need - 1)  # then the first ones equal to it
+    ties = need
+    for v in at_cut:
+        ties -= v < limit
     n = 0
     for i in range(m):
         level = q - wins[i]
@@ -282,10 +293,16 @@ def _survivors(f, wins, keep, q):
             keep[n] = i
             n += 1
             ties -= tie
-    return np.argmin(f)
+    best = 0  # np.argmin(f): the first of the smallest, or the first NaN
+    for i in range(m):
+        if f[i] != f[i]:
+            return i
+        if f[i] < f[best]:
+            best = i
+    return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
     """Survivors j0..j1 of `run` (parents or offspring) into the other buffers (ox, oeta, of)."""
     mu, dim = x.shape[1], x.shape[2]
@@ -301,44 +318,82 @@ def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
                 ox[run, j, d], oeta[run, j, d] = cx[run, i - mu, d], ceta[run, i - mu, d]
 
 
+# -- the parallel loops' work, job by job: compiled once for both builds (see cpu_jobs.py) -------
+@job(error_model="numpy")  # (the inlined _mutate's and _values' model)
+def _offspring(job, step, move, select, x, eta, f, cx, ceta, cf, union_f, block_nan, lower, upper, tau, tau_prime,
+               eta_min, pi_err, gaussian, key, half, given_r, drawn_r, scratch, fid, fdata, fast, f_in):
+    """Steps 3 and 4 for block `job` (run job // blocks) of parents x, eta, f."""
+    pop, blocks = f.shape[1], block_nan.shape[1]
+    run, b = job // blocks, job % blocks
+    p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
+    if move:
+        _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
+                half, given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast)
+    if select:
+        block_nan[run, b] = _evaluate(cf, f, union_f, f_in, fid > 0, run, p0, p1)
+
+
+@job(error_model="numpy")  # (the inlined _tournament's)
+def _tournaments(job, step, union_f, wins, given_opponents, q, key, opponents):
+    """Step 5 for block `job` of union members (run job // union blocks)."""
+    m = union_f.shape[1]
+    union_blocks = (m + BLOCK_ROWS - 1) // BLOCK_ROWS
+    run, b = job // union_blocks, job % union_blocks
+    _tournament(union_f[run], wins[run], given_opponents, run, b * BLOCK_ROWS, min(m, (b + 1) * BLOCK_ROWS), q, step,
+                key, opponents[job])
+
+
+@job
+def _selection(run, k, x, cx, union_f, wins, keep, q, block_nan, nan_evals, best_x, best_f, hit, it, target,
+               has_target, record):
+    """Step 6 for `run` and the engine's bookkeeping (the union's best always survives)."""
+    pop = x.shape[1]
+    i = _survivors(union_f[run], wins[run], keep[run], q)
+    for b in range(block_nan.shape[1]):
+        nan_evals[run] += block_nan[run, b]
+    point = x[run, i] if i < pop else cx[run, i - pop]
+    track_best(run, union_f[run, i], point, best_x, best_f, hit, it, target, has_target, record, k)
+
+
+@job
+def _gathering(job, blocks, x, eta, f, cx, ceta, cf, ox, oeta, of, keep):
+    """The survivors of block `job` (run job // blocks) into the other buffers."""
+    pop = x.shape[1]
+    run, b = job // blocks, job % blocks
+    _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS))
+
+
 @kernel
 def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, opponents, lower, upper,
                  tau, tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fdata,
                  fast, half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
-                 block_nan, nan_evals, counter, key):
+                 block_nan, nan_evals, counter, key, jobs):
     """`steps` generations; the parents are in buffers a (x, eta, f), or in b after an odd
-    number of selections. Returns the number of selections."""
+    number of selections. `jobs`: the four parallel loops' CompiledJobs (NativeFEP.jobs).
+    Returns the number of selections."""
     runs, pop, dim = xa.shape
     blocks = block_nan.shape[1]
     union_blocks = (2 * pop + BLOCK_ROWS - 1) // BLOCK_ROWS
+    offspring, tournaments, selection, gathering = jobs
     flips = 0
     for k in range(steps):
         step = counter[0]
         x, eta, f, ox, oeta, of = (xa, etaa, fa, xb, etab, fb) if flips % 2 == 0 else (xb, etab, fb, xa, etaa, fa)
         for job in prange(runs * blocks):  # (3) mutation, (4) the offspring's values
-            run, b = job // blocks, job % blocks
-            p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
-            if move:
-                _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1,
-                        step, key, half, given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast)
-            if select:
-                block_nan[run, b] = _evaluate(cf, f, union_f, f_in, fid > 0, run, p0, p1)
+            call_job(offspring, np.int64(job), step, move, select, x, eta, f, cx, ceta, cf, union_f, block_nan, lower,
+                     upper, tau, tau_prime, eta_min, pi_err, gaussian, key, half, given_r, drawn_r, scratch, fid, fdata,
+                     fast, f_in)
         if move:
             it[0] += 1
         if not select:
             continue
         for job in prange(runs * union_blocks):  # (5) q opponents for every member of the union
-            run, b = job // union_blocks, job % union_blocks
-            _tournament(union_f[run], wins[run], given_opponents, run, b * BLOCK_ROWS,
-                        min(2 * pop, (b + 1) * BLOCK_ROWS), q, step, key, opponents[job])
+            call_job(tournaments, np.int64(job), step, union_f, wins, given_opponents, q, key, opponents)
         for run in prange(runs):  # (6) the mu with most wins; the engine's bookkeeping
-            i = _survivors(union_f[run], wins[run], keep[run], q)
-            nan_evals[run] += block_nan[run].sum()
-            point = x[run, i] if i < pop else cx[run, i - pop]
-            track_best(run, union_f[run, i], point, best_x, best_f, hit, it, target, has_target, record, k)
+            call_job(selection, np.int64(run), np.int64(k), x, cx, union_f, wins, keep, q, block_nan, nan_evals,
+                     best_x, best_f, hit, it, target, has_target, record)
         for job in prange(runs * blocks):  # the survivors, into the other buffers
-            run, b = job // blocks, job % blocks
-            _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS))
+            call_job(gathering, np.int64(job), np.int64(blocks), x, eta, f, cx, ceta, cf, ox, oeta, of, keep)
         counter[0] += 1
         flips += 1
     return flips
@@ -380,23 +435,49 @@ class NativeFEP(NativeIteration):
         # (runs, 2 pop q) opponents to use instead of Philox's.
         self.drawn_r: torch.Tensor | None = None
         self.given_opponents: torch.Tensor | None = None
+        self._jobs: tuple | None = None  # (what their types depend on, the CompiledJobs), see `jobs`
 
     def moved(self, s) -> torch.Tensor:
         return self.child_x
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         out = self.other_buffers(s)
-        none = np.empty((0, 0, 0, 0), self.union_f.dtype)
         v = self.view
-        given_r, drawn_r = (none if t is None else v(t) for t in (self.given_r, self.drawn_r))
-        opponents = np.empty((0, 0), np.int64) if self.given_opponents is None else v(self.given_opponents)
-        flips = self.kernel(_generations)(
-            v(s.x), v(s.eta), v(s.f), v(out.x), v(out.eta), v(out.f), v(self.child_x), v(self.child_eta), v(self.child_f),
-            self.union_f, self.wins, self.keep, self.scratch, self.opponents, self.lower_rows, self.upper_rows,
-            *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in), self.fitness,
-            self.fdata, self.fast, self.half, steps, move, select, *self.common_args(best_x, hit, it, best_f, record))
+        given_r, drawn_r, opponents = (None if t is None else v(t) for t in (self.given_r, self.drawn_r,
+                                                                              self.given_opponents))
+        args = (v(s.x), v(s.eta), v(s.f), v(out.x), v(out.eta), v(out.f), v(self.child_x), v(self.child_eta),
+                v(self.child_f), self.union_f, self.wins, self.keep, self.scratch, self.opponents, self.lower_rows,
+                self.upper_rows, *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in),
+                self.fitness, self.fdata, self.fast, self.half, steps, move, select,
+                *self.common_args(best_x, hit, it, best_f, record))
+        flips = self.kernel(_generations)(*args, self.jobs(args))
         self.spare = s if flips % 2 else out
         return out if flips % 2 else s
+
+    def jobs(self, args) -> tuple:
+        """The CompiledJobs of `_generations`' parallel loops for these arguments (compiled or
+        loaded from disk once per run set and kind of launch: the test hooks and, for problems
+        evaluated between calls, the values' dtype change their types). The mutation is a
+        compile-time constant of the offspring's job: a run builds the one it draws."""
+        (xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, scratch, opponents, lower, upper, tau,
+         tau_prime, eta_min, pi_err, q, gaussian, given_r, given_opponents, drawn_r, f_in, fid, fdata, fast, half,
+         steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan,
+         nan_evals, counter, key) = args
+        depends = (f_in.dtype, given_r is None, drawn_r is None, given_opponents is None)
+        if self._jobs is None or self._jobs[0] != depends:
+            t, i64, flag = typeof, types.int64, types.boolean
+            x_t, f_t = t(xa), t(fa)
+            self._jobs = (depends, (
+                CompiledJob(_offspring, (
+                    i64, i64, flag, flag, x_t, x_t, f_t, x_t, x_t, f_t, t(union_f), t(block_nan), t(lower), t(upper),
+                    t(tau), t(tau_prime), t(eta_min), t(pi_err), types.literal(bool(gaussian)), i64, i64, t(given_r),
+                    t(drawn_r), t(scratch), t(fid), t(fdata), t(fast), t(f_in))),
+                CompiledJob(_tournaments, (i64, i64, t(union_f), t(wins), t(given_opponents), t(q), i64, t(opponents))),
+                CompiledJob(_selection, (i64, i64, x_t, x_t, t(union_f), t(wins), t(keep), t(q), t(block_nan),
+                                         t(nan_evals), t(best_x), t(best_f), t(hit), t(it), t(target), t(has_target),
+                                         t(record))),
+                CompiledJob(_gathering, (i64, i64, x_t, x_t, f_t, x_t, x_t, f_t, x_t, x_t, f_t, t(keep)))))
+        return self._jobs[1]
 
 
 #: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).

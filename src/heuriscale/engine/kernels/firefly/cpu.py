@@ -34,6 +34,7 @@ from numba import njit, prange
 
 from .. import cpu_common
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel
+from ..cpu_jobs import inner
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform, word_pair
 
@@ -55,7 +56,7 @@ def _select_rows(x, f, f_in, fid, fdata, run, start, stop, pop):
     return best, best_i, nans
 
 
-@njit(cache=True)
+@inner
 def _finish(x, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, k):
     """The engine's bookkeeping of step k, per run, on the new population x."""
     for run in range(x.shape[0]):
@@ -72,7 +73,7 @@ _LN2 = (0.6931471803691238, 1.9082149292705877e-10)  # ln 2 in two parts: k * pa
 _EXP_MIN = -708.0  # exp(-708) is about the smallest normal float64: weights below it count as 0
 
 
-@njit(cache=True, fastmath={"contract"})
+@inner(fastmath={"contract"})
 def _exp_parts(y):
     """exp y = p 2**k for _EXP_MIN <= y <= 0 (y = k ln 2 + r): p, and 2**k's float64 bits."""
     k = np.floor(y * (1.0 / math.log(2.0)) + 0.5)
@@ -99,7 +100,7 @@ def _dot(a, b, ones):
     return (s0 + s1) + (s2 + s3)
 
 
-@njit(cache=True)
+@inner
 def _attract(xs, fs, sq, xt, i, beta0, gamma, dot, w, bits, pull):
     """Firefly i's weights w_ij = [f_j < f_i] beta0 exp(-gamma r_ij^2) and sums
     pull_d = sum_j w_ij x_jd (from the population xs, fs, its squared norms sq and its

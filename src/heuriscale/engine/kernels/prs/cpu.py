@@ -33,7 +33,8 @@ import torch
 from numba import njit, prange
 from numba.extending import overload
 
-from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, kernel, native_view
+from ..cpu_jobs import inner
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -77,7 +78,7 @@ def _math_for(x):
 
 
 # -- sin, cos and arcsin in the dtype of their argument, contracted to fused multiply-adds --
-@njit(cache=True, fastmath={"contract"})
+@inner(fastmath={"contract"})
 def _horner(z, c):
     acc = c[0]
     for k in range(1, len(c)):
@@ -85,7 +86,7 @@ def _horner(z, c):
     return acc
 
 
-@njit(cache=True, fastmath={"contract"})
+@inner(fastmath={"contract"})
 def _sin_reduced(r, c):
     """sin r for |r| <= pi/2."""
     return r + r * (r * r) * _horner(r * r, c)
@@ -135,7 +136,7 @@ def _theta(Er, u, mu2, cos_A, sin_A, pi, sin_c, asin_c, exact):
     return _asin(arg, asin_c) * T(_RAD)
 
 
-@njit(cache=True)
+@inner
 def _uniforms(u, key, pair0, rows, dim, half, step):
     """r's U[0, 1) numbers for a block's coordinates (flat), from the CUDA kernel's Philox
     counters: one call per pair of a row's coordinates (padded to a power of two)."""
@@ -155,7 +156,7 @@ def _uniforms(u, key, pair0, rows, dim, half, step):
                 u[i * dim + d] = u[i * 2 * half + d]
 
 
-@njit(cache=True)
+@inner
 def _refract(th, xs, fb, u, E, A, prism, lane_row, lane_lo, lane_span, lane_hi, deg):
     """Moves a block's rays (flat coordinates th, xs; deviations fb; uniforms u): (9) and (11)
     in the run's dtype (prism: the run's mu^2, cos A and sin A), then the angles onto the box
@@ -179,7 +180,7 @@ def _refract(th, xs, fb, u, E, A, prism, lane_row, lane_lo, lane_span, lane_hi, 
         xs[e] = min(max(lane_lo[e] + lane_span[e] * (th[e] + T(90.0)) / T(180.0), lane_lo[e]), lane_hi[e])
 
 
-@njit(cache=True)
+@inner
 def _prisms(apex, mean, deg, prism):
     """Per run, what (11) needs of the prism: mu^2 (10, radians, from the mean of the previous
     iteration's deviations), cos A and sin A, in the run's dtype."""
@@ -190,7 +191,7 @@ def _prisms(apex, mean, deg, prism):
         prism[run, 0], prism[run, 1], prism[run, 2] = mu * mu, math.cos(A * deg), math.sin(A * deg)
 
 
-@njit(cache=True)
+@inner
 def _values(fid, xs, dim, terms, vals, sin_c):
     """The objective of a block's rows (flat coordinates xs) into vals (float64), for the
     functions with SIMD passes: terms per coordinate in the dtype, then sums per row in
@@ -213,7 +214,7 @@ def _values(fid, xs, dim, terms, vals, sin_c):
             vals[i] += terms[i * dim + d]
 
 
-@njit(cache=True)
+@inner
 def _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals):
     """The values of a block's rows into fb (NaN -> +inf), and the block's best value, its
     index (the first on ties), its NaN count and its sum of values (in float64)."""
@@ -264,7 +265,7 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
                 th, xs, fb = theta[run, e0:e0 + n], x[run, e0:e0 + n], f[run, p0:p0 + rows]
                 if move:
                     if given_r.shape[0]:  # the test hook: the eager step's own U[0, 1) numbers
-                        work[0, :n] = given_r[0, run, e0:e0 + n]
+                        copy_into(work[0], given_r[0, run, e0:e0 + n])
                     else:
                         _uniforms(work[0], key, (run * pop + p0) * half, rows, dim, half, step)
                     _refract(th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo, lane_span,

@@ -12,14 +12,15 @@ argmin of pbest_f: on exact ties the two may keep different, equally good points
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel, native_view
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, kernel, native_view
+from ..cpu_jobs import inner
 from ..cpu_objectives import block_values
 from ..cpu_random import philox, uniform
 
 
-@njit(cache=True)
+@inner
 def uniform_pairs(r1, r2, key, pair0, rows, dim, half, step):
     """r1 and r2 for a block's coordinates, flat: the CUDA kernel's Philox counters (a row's
     coordinate pair, iteration, stream 0), one call per pair of a row's coordinates padded to
@@ -35,7 +36,7 @@ def uniform_pairs(r1, r2, key, pair0, rows, dim, half, step):
                 r1[i * dim + d], r2[i * dim + d] = r1[i * 2 * half + d], r2[i * 2 * half + d]
 
 
-@njit(cache=True)
+@inner
 def move(xs, vs, ps, g, r1, r2, lo, hi, vmax, w, c1, c2):
     """(2) and (3) for a block's coordinates (flat arrays; g, lo, hi, vmax repeated per row),
     in the run's dtype as eager computes them: one loop over all of them, which vectorises."""
@@ -67,7 +68,8 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
                 xs = x[run, e0:e0 + n]
                 if move_:
                     if given_r.shape[0]:  # the test hook: the eager step's own random numbers
-                        r1[:n], r2[:n] = given_r[0, run, e0:e0 + n], given_r[1, run, e0:e0 + n]
+                        copy_into(r1, given_r[0, run, e0:e0 + n])
+                        copy_into(r2, given_r[1, run, e0:e0 + n])
                     else:
                         uniform_pairs(r1, r2, key, (run * pop + p0) * half, rows, dim, half, step)
                     for i in range(rows):  # (scalar copies: a slice per row costs more than its copy)
@@ -98,7 +100,7 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
                                   block_i, block_nan, nan_evals, k)
                 if m < gbest_f[run]:  # then this particle's pbest is x
                     gbest_f[run] = m
-                    gbest_x[run, :] = x[run, i * dim:(i + 1) * dim]
+                    copy_into(gbest_x[run], x[run, i * dim:(i + 1) * dim])
             counter[0] += 1
 
 

@@ -1,0 +1,119 @@
+"""What building the native CPU kernels compiles (issue 30: first runs pay for it): only the
+run's own objective, nothing again in a later process, and the pieces that replaced NumPy's
+slow-to-compile functions give NumPy's answers. The kernels' numbers are test_native*.py's."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+from numba import njit, types
+
+from heuriscale.engine.kernels import cpu_common
+from heuriscale.engine.kernels.cpu_jobs import CompiledJob, call_job, job
+
+ROOT = Path(__file__).parent.parent
+
+CHILD = """
+import json
+import numba.core.event as ev
+import heuriscale as hs
+from heuriscale.engine.kernels import cpu_objectives
+
+compiled = []
+class Compiles(ev.Listener):
+    def on_start(self, event):
+        pass
+    def on_end(self, event):
+        compiled.append(event.data["dispatcher"].py_func.__qualname__)
+ev.register("numba:compile", Compiles())
+r = hs.minimize("ackley", hs.FEP(pop_size=20), dim=3, iters=10, runs=2, seed=1, device="cpu", dtype="float64",
+                engine="native")
+built = sorted(i for i, fn in enumerate(cpu_objectives.OBJECTIVES) if fn is not None and fn.overloads)
+print(json.dumps({"engine": r.extra["engine"], "objectives": built, "compiled": compiled,
+                  "best_f": r.best_f.tolist()}))
+"""
+
+
+def _child(cache: Path) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_first_run_builds_its_own_objective_only_and_the_next_process_compiles_nothing(tmp_path):
+    """FEP on Ackley (computed through its compiled wrapper, a built-in the kernels have no
+    vector pass for), in a process with an empty disk cache, then in another with the cache
+    it left: the first builds Ackley's objective alone of the 19 (a branch over all of them
+    had every kernel build compile them all), the second loads everything (a kernel whose
+    cache key changed from process to process, e.g. through its jobs' types, would compile
+    again) and computes the same numbers."""
+    from heuriscale.engine.kernels.cpu_objectives import INLINE
+    from heuriscale.problems import classic
+
+    cold = _child(tmp_path)
+    assert cold["engine"] == "native" and cold["objectives"] == [INLINE[classic.ackley]]
+    assert len(cold["compiled"]) > 10  # it did build: the check below is not vacuous
+    warm = _child(tmp_path)
+    assert warm["compiled"] == [] and warm["objectives"] == []
+    assert warm["best_f"] == cold["best_f"]
+
+
+@job
+def _scaled(i, x, y, factor):
+    y[i] = factor * x[i]
+
+
+@njit
+def _scale_all(handle, x, y, factor):
+    for i in range(x.shape[0]):
+        call_job(handle, np.int64(i), x, y, factor)
+
+
+def test_a_job_runs_through_its_address_and_refuses_other_argument_types():
+    x, y = np.arange(5.0), np.zeros(5)
+    handle = CompiledJob(_scaled, (types.int64, numba.typeof(x), numba.typeof(y), types.float64))
+    _scale_all(handle, x, y, 2.5)
+    assert y.tolist() == [0.0, 2.5, 5.0, 7.5, 10.0]
+    float32 = CompiledJob(_scaled, (types.int64, numba.typeof(x.astype(np.float32)), numba.typeof(y), types.float64))
+    with pytest.raises(numba.core.errors.TypingError, match="are not the job's"):
+        _scale_all(float32, x, y, 2.5)  # built for float32 points: calling it with float64 ones would misread them
+
+
+def test_a_job_takes_at_most_28_arguments():
+    names = ", ".join(f"a{i}" for i in range(29))
+    namespace = {}
+    exec(f"def wide({names}):\n    pass\n", namespace)
+    with pytest.raises(TypeError, match="at most 28 arguments, wide takes 29"):
+        job(namespace["wide"])
+
+
+@njit
+def _order(f):
+    order, spare = np.empty(f.shape[0], np.int64), np.empty(f.shape[0], np.int64)
+    cpu_common.stable_order(f, order, spare)
+    return order
+
+
+@njit
+def _kth(a, k):
+    return cpu_common.kth_smallest(a.copy(), k)
+
+
+def test_the_stable_order_and_the_kth_smallest_are_numpys():
+    """APO's ranks (np.argsort, stable) and FEP's cut (np.partition): ties in index order and
+    NaN last, for sizes around the sort's runs of 16 and its merges."""
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 15, 16, 17, 33, 100, 257, 1000):
+        for f in (rng.integers(0, 5, n).astype(np.float64), rng.standard_normal(n).astype(np.float32)):
+            f[rng.random(n) < 0.1] = np.nan
+            f[rng.random(n) < 0.1] = np.inf
+            assert _order(f).tolist() == np.argsort(f, kind="stable").tolist()
+            for k in {0, n // 2, n - 1}:
+                want, got = np.partition(f, k)[k], _kth(f, k)
+                assert (np.isnan(want) and np.isnan(got)) or got == want
