@@ -15,6 +15,7 @@ CPU_CONFIGS with an empty NUMBA_CACHE_DIR (a new machine) and again with the cac
 cold and warm is the build), then the small `compare` of the issue the same way:
 
     PYTHONPATH=src python3 benchmarks/first_run.py --cpu [--repeats 3] [--json first_run_cpu.json]
+    PYTHONPATH=src python3 benchmarks/first_run.py --cpu --profile [--only "fep default"]   # where a build goes
 """
 
 from __future__ import annotations
@@ -105,6 +106,50 @@ def cpu_compare(cache: str) -> dict:
     return {"wall": wall, "cpu": cpu, **({"error": proc.stderr.strip().splitlines()[-1:]} if proc.returncode else {})}
 
 
+#: In a child process with an empty Numba cache: `heuriscale run`, with every Numba compile
+#: timed (thread CPU seconds, less the compiles nested in it), printed as JSON by function.
+_PROFILE = """
+import collections, json, sys, time
+import numba.core.event as ev
+stack, own, count = [], collections.Counter(), collections.Counter()
+class Compiles(ev.Listener):
+    def on_start(self, event):
+        stack.append([time.thread_time(), 0.0])
+    def on_end(self, event):
+        started, nested = stack.pop()
+        spent = time.thread_time() - started
+        if stack:
+            stack[-1][1] += spent
+        fn = event.data["dispatcher"].py_func
+        name = f"{fn.__module__}.{fn.__qualname__}".replace("heuriscale.engine.kernels.", "")
+        own[name] += spent - nested
+        count[name] += 1
+ev.register("numba:compile", Compiles())
+from heuriscale.cli import app
+try:
+    app(sys.argv[1:], prog_name="heuriscale", standalone_mode=False)
+except SystemExit:
+    pass
+print(json.dumps({"total": sum(own.values()), "functions": [[n, count[n], t] for n, t in own.most_common()]}))
+"""
+
+
+def cpu_profile(name: str, top: int = 12) -> None:
+    """Where a configuration's cold build goes: the functions Numba compiles, each one's own
+    seconds (without the functions it compiles on the way) and how many times (signatures)."""
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+        args = [*CPU_CONFIGS[name].split(), "--device", "cpu", "--engine", "native", "--seed", "0", "-q"]
+        proc = subprocess.run([sys.executable, "-c", _PROFILE, "run", *args], capture_output=True, text=True,
+                              env={**os.environ, "NUMBA_CACHE_DIR": cache}, timeout=900)
+    if proc.returncode != 0:
+        print(name, "failed:", (proc.stderr or proc.stdout).strip().splitlines()[-1:])
+        return
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"\n{name}: {report['total']:.2f} s compiling ({len(report['functions'])} functions)")
+    for fn, n, spent in report["functions"][:top]:
+        print(f"  {spent:6.2f} s  {n} x  {fn}")
+
+
 def _median(rows: list[dict], key: str) -> float:
     values = [r[key] for r in rows if key in r]
     return statistics.median(values) if values else nan
@@ -136,9 +181,9 @@ def cpu_main(repeats: int, only: list[str] | None) -> dict:
     for name, row in rows.items():
         c, w = row["cold"], row["warm"]
         engine = next((r["engine"] for r in c if "engine" in r), "-")
+        build = _median(c, "wall") - _median(w, "wall")
         print(f"| {name} | {engine} | {_median(c, 'wall'):.1f} / {_median(c, 'cpu'):.1f} s "
-              f"| {_median(w, 'wall'):.1f} / {_median(w, 'cpu'):.1f} s | {_median(c, 'wall') - _median(w, 'wall'):.1f} s "
-              f"| {row['load1']:.1f} |")
+              f"| {_median(w, 'wall'):.1f} / {_median(w, 'cpu'):.1f} s | {build:.1f} s | {row['load1']:.1f} |")
     return rows
 
 
@@ -155,7 +200,12 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="comma-separated configuration names")
     ap.add_argument("--cpu", action="store_true", help="the native CPU kernels (empty NUMBA_CACHE_DIR), not CUDA")
     ap.add_argument("--repeats", type=int, default=3, help="--cpu: cold and warm pairs per configuration")
+    ap.add_argument("--profile", action="store_true", help="--cpu: which functions each cold build compiles, how long")
     args = ap.parse_args()
+    if args.cpu and args.profile:
+        for name in args.only.split(",") if args.only else CPU_CONFIGS:
+            cpu_profile(name)
+        return
     if args.cpu:
         rows = cpu_main(args.repeats, args.only.split(",") if args.only else None)
         if args.json:

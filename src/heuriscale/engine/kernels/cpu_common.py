@@ -172,7 +172,8 @@ def close_step(run, rows, dim, best_x, best_f, hit, it, target, has_target, reco
     flat, rows of dim), its NaN count, best-so-far, target iteration and history row. Returns
     (best new value, its row)."""
     m, i = reduce_blocks(block_f, block_i, run)
-    nan_evals[run] += block_nan[run].sum()
+    for b in range(block_nan.shape[1]):  # (a loop: .sum() is 0.3 s more to compile)
+        nan_evals[run] += block_nan[run, b]
     track_best(run, m, rows[i * dim:(i + 1) * dim], best_x, best_f, hit, it, target, has_target, record, step)
     return m, i
 
@@ -221,7 +222,7 @@ class NativeIteration:
         is part of the setup warm_up times."""
         return inline_objective(self.problem.inner)
 
-    fitness = property(lambda self: self.objective[0], doc="The inline objective's id, 0 for one evaluated between calls.")
+    fitness = property(lambda self: self.objective[0], doc="The inline objective's id (0: evaluated between calls).")
     fdata = property(lambda self: self.objective[1], doc="The inline objective's numbers (its address first).")
 
     def view(self, t: torch.Tensor, shape: tuple[int, ...] | None = None) -> np.ndarray:

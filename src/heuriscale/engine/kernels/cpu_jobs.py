@@ -25,8 +25,8 @@ compiles), so a job built for other types is a compile error, never a wrong call
 costs from 35 ns (20 arrays, measured) to a few hundred (the job counts references to the
 arrays it uses), against microseconds of work per job: FEP and APO at 32 x 2 ran no slower
 than with their loops' bodies in the kernels. PSO's, PRS's and Firefly's kernels keep theirs:
-their small populations' iterations take well under a microsecond or two, and their
-parallel builds cost under 5 s without jobs.
+their serial builds would call the body too, and at 32 particles PSO's iteration took 0.67
+us that way against 0.51 (measured; their parallel builds would be 1.1 s shorter).
 """
 
 from __future__ import annotations

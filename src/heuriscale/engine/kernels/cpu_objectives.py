@@ -346,7 +346,8 @@ def values(problem, rows: np.ndarray) -> np.ndarray:
 
     fid, fdata = inline_objective(problem)
     if not fid:
-        raise ValueError(f"problem {problem.name!r} has no inline objective: the engine evaluates it between kernel calls")
+        raise ValueError(f"problem {problem.name!r} has no inline objective: the engine evaluates it between "
+                         "kernel calls")
     rows = np.ascontiguousarray(rows, dtype=torch.empty(0, dtype=problem.lower.dtype).numpy().dtype)
     out = np.empty(rows.shape[0])
     _each_row(np.int64(fdata[0]), rows, out, fdata)

@@ -153,8 +153,9 @@ def _mask_words(picks, values, key, row, step, ones):
     as words (a, b) and (c, e)): picks[k] picks step k's coordinate, values[k] is its value.
     Drawn first, in a loop of their own over 1-D arrays, which runs in SIMD lanes (4x faster
     than stores into the rows of one 2-D array)."""
-    for b in range((ones + 1) // 2):
-        w0, w1, w2, w3 = _draw(key, row, step, MASK, b)
+    r = np.uint64(row)
+    for b in range((ones + 1) // 2):  # (Philox inline, not through _draw's call: in SIMD lanes)
+        w0, w1, w2, w3 = philox(key, r & _LOW, r >> np.uint64(32), step, MASK + KINDS * b)
         picks[2 * b], values[2 * b], picks[2 * b + 1], values[2 * b + 1] = w0, w1, w2, w3
 
 

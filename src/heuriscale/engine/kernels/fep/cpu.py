@@ -447,8 +447,8 @@ class NativeFEP(NativeIteration):
                                                                               self.given_opponents))
         args = (v(s.x), v(s.eta), v(s.f), v(out.x), v(out.eta), v(out.f), v(self.child_x), v(self.child_eta),
                 v(self.child_f), self.union_f, self.wins, self.keep, self.scratch, self.opponents, self.lower_rows,
-                self.upper_rows, *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r, self.values_in(s, f_in),
-                self.fitness, self.fdata, self.fast, self.half, steps, move, select,
+                self.upper_rows, *self.coef, self.q, self.gaussian, given_r, opponents, drawn_r,
+                self.values_in(s, f_in), self.fitness, self.fdata, self.fast, self.half, steps, move, select,
                 *self.common_args(best_x, hit, it, best_f, record))
         flips = self.kernel(_generations)(*args, self.jobs(args))
         self.spare = s if flips % 2 else out
