@@ -184,6 +184,48 @@ def test_any_leading_dimensions(function):
     torch.testing.assert_close(f.reshape(-1), flat, rtol=1e-11, atol=1e-11)  # gemm vs gemv: last bits
 
 
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f"f{f}")
+def test_a_list_of_instances_is_each_instance_on_its_run(function):
+    """instance=[...]: run r (the first axis) is evaluated as instance[r] alone would be."""
+    instances = [3, 1, 7]
+    many = hs.get_problem(f"bbob-f{function}", dim=4, instance=instances)
+    assert many.runs_held == 3 and many.optimum_f is None and many.optimum_x is None
+    x = torch.rand(3, 5, 2, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(function)) * 12 - 6
+    f = many.evaluate(x)
+    assert f.shape == (3, 5, 2)
+    one = [hs.get_problem(f"bbob-f{function}", dim=4, instance=i) for i in instances]
+    for r, p in enumerate(one):
+        torch.testing.assert_close(f[r], p.evaluate(x[r]), rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(many.optima_x[r], p.optimum_x, rtol=0, atol=0)
+    assert many.run_optima(3) == [p.optimum_f for p in one] and one[0].run_optima(2) == [one[0].optimum_f] * 2
+    assert many.coco_id == [p.coco_id for p in one] and many.describe()["instance"] == instances
+    with pytest.raises(ValueError, match=r"holds 3 instances, one per run: .*shape \(3, \.\.\., 4\), got \(2, 4\)"):
+        many.evaluate(x[:2, 0, 0])
+
+
+def test_a_run_set_on_a_list_of_instances_tracks_each_runs_optimum():
+    problem = hs.get_problem("bbob-f1", dim=3, instance=[1, 2])
+    r = hs.minimize(problem, hs.PSO(pop_size=20), iters=150, runs=2, seed=3, device="cpu", dtype="float64")
+    optima = torch.tensor(problem.run_optima(2), dtype=torch.float64)
+    assert (r.best_f >= optima).all() and (r.best_f - optima < 1e-6).all()  # each near its own f*
+    # each run's targets are its own f* + 10^(k/5): a hit is within its target, and one run's
+    # ladder is not the other's (f* 79.48 and -394.48 on instances 1 and 2)
+    from heuriscale.engine.history import target_precisions
+    targets = optima[:, None] + target_precisions()
+    hit = r.hit_evals >= 0
+    assert hit[:, 0].all() and hit.sum(1).min() > 60  # down to 1e-6 and below, on both runs
+    assert (r.hit_f[hit] <= targets[hit]).all() and (r.hit_f[hit] >= optima[:, None].expand_as(hit)[hit]).all()
+    assert (r.best_f[:, None].expand_as(hit)[~hit] > targets[~hit]).all()  # a target missed is above the best
+    with pytest.raises(ValueError, match=r"holds 2 instances, one per run: use runs=2 \(got runs=3\)"):
+        hs.minimize(problem, hs.PSO(pop_size=20), iters=2, runs=3, seed=3, device="cpu")
+
+
+@pytest.mark.parametrize("bad", [[], "1", [1, 0], [1, 2.5], {1: 2}])
+def test_a_bad_list_of_instances_says_so(bad):
+    with pytest.raises(ValueError, match="instance must be a whole number"):
+        hs.get_problem("bbob-f2", dim=2, instance=bad)
+
+
 def test_non_finite_points_as_coco():
     p = hs.get_problem("bbob-f6", dim=3)
     nan, inf = float("nan"), float("inf")
@@ -223,17 +265,20 @@ def test_listed_in_natural_order():
     assert names == [f"bbob-f{k}" for k in FUNCTIONS]
 
 
-def test_the_engines_evaluate_bbob_between_kernel_calls(fused_device):
+@pytest.mark.parametrize("instance", [2, [2, 5]], ids=["one instance", "an instance per run"])
+def test_the_engines_evaluate_bbob_between_kernel_calls(fused_device, instance):
     """As the CEC problems: the native (CPU) and fused (CUDA; Triton's interpreter here) kernels
     move the particles, the problem evaluates them in torch between two launches."""
-    problem = hs.get_problem("bbob-f15", dim=5, instance=2)
+    problem = hs.get_problem("bbob-f15", dim=5, instance=instance)
+    optima = torch.tensor(problem.run_optima(2), dtype=torch.float64)
     for device, engine in (("cpu", "native"), (fused_device, "fused")):
         r = hs.minimize(problem, hs.PSO(pop_size=16), iters=8, runs=2, seed=1, device=device, dtype="float64",
                         engine=engine)
         assert r.extra["engine"].startswith(engine)
-        torch.testing.assert_close(problem.to(device).evaluate(r.best_x.to(device)).cpu(), r.best_f.cpu(),
-                                   rtol=1e-12, atol=0)
-        assert (r.best_f > problem.optimum_f).all() and (r.history_f[:, -1] <= r.history_f[:, 0]).all()
+        # each run's best point evaluates to its best value on its own instance (runs first)
+        torch.testing.assert_close(problem.to(device).evaluate(r.best_x[:, None].to(device))[:, 0].cpu(),
+                                   r.best_f.cpu(), rtol=1e-12, atol=0)
+        assert (r.best_f > optima).all() and (r.history_f[:, -1] <= r.history_f[:, 0]).all()
 
 
 # -- the bbob suite of `compare` ---------------------------------------------------------------------
@@ -246,26 +291,39 @@ def test_bbob_suite_follows_cocos_procedure():
     assert fx == BBOB_FRACTIONS and len(fx) == 16 and fx[0] == pytest.approx(1e-3) and fx[-1] == 1.0
     assert fx[5] == pytest.approx(1e-2)  # five per decade
     c = plan(["pso", "de"], "bbob", dims=[3], functions=["f1", "f24"], runs=4, evals_per_dim=500, device="cpu")
-    assert len(c.configs) == 2 * 2 * 4 and c.total_runs() == 16 and c.budget("bbob-f1", 3) == 1500
-    for (algo, function, dim), config in c.configs:
-        assert config.runs == 1 and config.tags["instance"] == config.problem_params["instance"]
-    instances = [config.problem_params["instance"] for (a, f, _), config in c.configs if (a, f) == ("pso", "bbob-f24")]
-    assert instances == [1, 2, 3, 4]
-    assert len({config.seed(0) for _, config in c.configs}) == len(c.configs)  # every run its own seed
+    assert len(c.configs) == 2 * 2 and c.total_runs() == 16 and c.budget("bbob-f1", 3) == 1500
+    for (algo, function, dim), config in c.configs:  # a function's instances advance together, run r on r + 1
+        assert config.runs == 4 and config.problem_params == {"instance": [1, 2, 3, 4]}
+    assert len({config.seed(0) for _, config in c.configs}) == len(c.configs)  # every run set its own seed
     assert "--evals-per-dim 500" in c.command
     with pytest.raises(ValueError, match="give the budget once"):
         plan(["pso"], "bbob", dims=[2], evals=1000, evals_per_dim=500, device="cpu")
+
+
+@pytest.mark.parametrize("timing", ["batched", "each"])
+def test_a_study_running_some_repeats_runs_their_instances(timing):
+    """A resumed (or sharded) configuration runs only some repeats: they keep their instances."""
+    from heuriscale.studies.study import RunConfig, execute
+
+    config = RunConfig(algorithm="pso", problem="bbob-f1", iters=60, runs=4, dim=2, algorithm_params={"pop_size": 10},
+                       problem_params={"instance": [1, 2, 3, 4]}, device="cpu", dtype="float64", timing=timing)
+    rows = execute(config, [1, 3])
+    optima = hs.get_problem("bbob-f1", dim=2, instance=[2, 4]).run_optima(2)  # 394.48, -152.04
+    assert [r["repeat"] for r in rows] == [1, 3]
+    for row, f_star in zip(rows, optima):
+        assert f_star <= row["best_f"] < f_star + 10.0  # near its own instance's f*, not another's
+    assert abs(optima[0] - optima[1]) > 500  # so a run on the wrong instance would fail the line above
 
 
 def test_tiny_bbob_campaign_runs_each_instance_against_its_own_optimum(fast_figures, tmp_path):
     written = compare(["pso"], "bbob", dims=[2], functions=["f1", "f21"], runs=2, evals_per_dim=200,
                       pops={"pso": 10}, device="cpu", out=tmp_path, formats=("md", "csv"))
     with closing(sqlite3.connect(written["store"])) as con:
-        rows = [(json.loads(c), best) for c, best in con.execute("SELECT config, best_f FROM runs")]
+        rows = [(json.loads(c), r, best) for c, r, best in con.execute("SELECT config, repeat, best_f FROM runs")]
     assert len(rows) == 4
     optimum = {}
-    for config, best_f in rows:
-        instance = config["problem_params"]["instance"]
+    for config, repeat, best_f in rows:
+        instance = config["problem_params"]["instance"][repeat]
         p = hs.get_problem(config["problem"], dim=2, instance=instance)
         optimum[config["problem"], instance] = (p.optimum_f, best_f)
         assert best_f >= p.optimum_f

@@ -1,6 +1,7 @@
 """`heuriscale compare`: suites as data, a tiny campaign that writes every output, a rerun that
 computes nothing and rewrites the same bytes, a killed campaign that resumes, bad input."""
 
+import csv
 import json
 import math
 import os
@@ -68,11 +69,12 @@ class Counter:
     def __init__(self, real, fail_on=None):
         self.real, self.fail_on, self.calls = real, fail_on, 0
 
-    def __call__(self, config, repeats):
+    def __call__(self, config, repeats, warm_timing=True):
         self.calls += 1
+        assert not warm_timing  # a campaign does not time short runs again (it ranks errors)
         if self.calls == self.fail_on:
             raise Interrupted(signal.SIGTERM)
-        return self.real(config, repeats)
+        return self.real(config, repeats, warm_timing)
 
 
 @pytest.fixture(scope="module")
@@ -247,6 +249,21 @@ def test_python_custom_suite(fast_figures, tmp_path):
         Suite.custom([shifted], budget=600, name="cec2022")
     with pytest.raises(ValueError, match="say in which dimensions"):
         Suite.custom(["sphere"], budget=600, name="x")
+
+
+def test_a_problem_without_a_known_optimum_reports_its_values_negative_ones_too(fast_figures, tmp_path):
+    """No f*: the report shows each run's best f as it is (here about -30), not an error floored at 0."""
+    from heuriscale.problems.adapters import TorchFunction
+
+    below_zero = TorchFunction(lambda x: (x * x).sum(-1) - 30.0, 3, -5.0, 5.0, name="below-zero")
+    suite = Suite.custom([below_zero], budget=400, dims=[3], name="mine", fractions=[0.5, 1.0])
+    written = compare(["pso"], suite, runs=5, pops={"pso": 20}, device="cpu", out=tmp_path, formats=("csv",))
+    with closing(sqlite3.connect(written["store"])) as con:
+        best = sorted(f for (f,) in con.execute("SELECT best_f FROM runs"))
+    rows = list(csv.DictReader((tmp_path / "runs.csv").open()))
+    errors = sorted(float(r["error"]) for r in rows)
+    assert errors == pytest.approx(best, rel=1e-12) and max(errors) < -29.0
+    assert all(float(r["curve@0.5"]) >= float(r["curve@1"]) for r in rows)  # best-so-far, as values
 
 
 BAD = [

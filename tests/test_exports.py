@@ -144,17 +144,19 @@ def bbob(tmp_path_factory):
         mp.setattr(figures, "convergence_panels", lambda *a, **k: Path(a[3]))
         written = compare(["pso", "apo"], "bbob", out=out, formats=("md",), exports="coco,ioh", **BBOB)
     with closing(sqlite3.connect(out / "results.sqlite")) as db:
-        rows = [dict(zip(("config", "evals", "best_f", "history"), (json.loads(c), e, f, json.loads(h))))
-                for c, e, f, h in db.execute("SELECT config, evals, best_f, history FROM runs")]
-    for row in rows:
+        rows = [dict(zip(("config", "repeat", "evals", "best_f", "history"), (json.loads(c), r, e, f, json.loads(h))))
+                for c, r, e, f, h in db.execute("SELECT config, repeat, evals, best_f, history FROM runs")]
+    for row in rows:  # a function's instances ran together: run r on instance r + 1
         c = row["config"]
-        row["optimum"] = get_problem(c["problem"], dim=c["dim"], **c["problem_params"]).optimum_f
+        row["instance"] = c["problem_params"]["instance"][row["repeat"]]
+        assert row["instance"] == row["repeat"] + 1
+        row["optimum"] = get_problem(c["problem"], dim=c["dim"], instance=row["instance"]).optimum_f
     return out, written, rows
 
 
 def _cell(rows, algorithm, problem, dim):
     return sorted((r for r in rows if (r["config"]["algorithm"], r["config"]["problem"], r["config"]["dim"])
-                   == (algorithm, problem, dim)), key=lambda r: r["config"]["problem_params"]["instance"])
+                   == (algorithm, problem, dim)), key=lambda r: r["instance"])
 
 
 def _blocks(path: Path) -> list[list[list[float]]]:
@@ -309,7 +311,7 @@ def test_ioh_files_load_in_iohinspector_with_the_stored_runs(bbob):
     expected = {}
     for row in rows:
         c = row["config"]
-        key = (c["algorithm"], int(c["problem"].split("-f")[1]), c["dim"], c["problem_params"]["instance"])
+        key = (c["algorithm"], int(c["problem"].split("-f")[1]), c["dim"], row["instance"])
         expected[key] = (row["evals"], max(row["best_f"] - row["optimum"], 0.0))
     got = {(r["algorithm_name"], r["function_id"], r["dimension"], r["instance"]): (r["evals"], r["best_y"])
            for r in joined.iter_rows(named=True)}

@@ -129,14 +129,27 @@ def test_without_a_budget_of_evaluations_or_iterations_it_says_what_to_give():
 
 @pytest.mark.parametrize("name", ["lshade", "jso"])
 def test_they_solve_what_de_of_the_same_budget_does_not(name):
-    """Shifted Rastrigin, D = 10, 30,000 evaluations, 6 runs: the adaptive DEs reach errors far
-    below DE/rand/1/bin's at its defaults; an implementation without working adaptation would not."""
+    """Shifted Rastrigin, D = 10, 30,000 evaluations, 6 runs: the adaptive DEs reach the optimum
+    (median error 2e-13 for L-SHADE, 4.5e-8 for jSO, eager) where DE/rand/1/bin at its defaults
+    stays near 24; with the success-history memory frozen (the negative control below) they
+    stop at 0.044 and 3.2, so the bound 1e-4 needs the adaptation working."""
     problem = get_problem("rastrigin", dim=10, shift=3)
     ours = hs.minimize(problem, name, evals=30_000, runs=6, seed=4, device="cpu", dtype="float64")
     de = hs.minimize(problem, hs.DE(pop_size=100), evals=30_000, runs=6, seed=4, device="cpu", dtype="float64")
     opt = problem.optimum_f
-    assert float((ours.best_f - opt).median()) < 5.0
-    assert float((ours.best_f - opt).median()) < 0.5 * float((de.best_f - opt).median())
+    assert float((ours.best_f - opt).median()) < 1e-4
+    assert float((de.best_f - opt).median()) > 1.0
+
+
+@pytest.mark.slow  # 30-90 s each on 2 cores; it shows the bound above is one a broken memory misses
+@pytest.mark.parametrize("name", ["lshade", "jso"])
+def test_with_the_memory_frozen_they_do_not_get_there(name, monkeypatch):
+    """The negative control of the test above: a memory that never updates misses its bound."""
+    algorithm = type(hs.get_algorithm(name))
+    monkeypatch.setattr(algorithm, "memory_value", lambda self, old, mean: old)
+    problem = get_problem("rastrigin", dim=10, shift=3)
+    frozen = hs.minimize(problem, name, evals=30_000, runs=6, seed=4, device="cpu", dtype="float64", engine="eager")
+    assert float((frozen.best_f - problem.optimum_f).median()) > 1e-3
 
 
 @pytest.mark.parametrize("max_evals", [100, 40, 5000])

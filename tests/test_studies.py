@@ -44,7 +44,7 @@ def test_rerun_recomputes_nothing_finished(tmp_path, monkeypatch):
     run_configs("demo", CONFIGS, store)
     calls = []
     real = study_module.execute
-    monkeypatch.setattr(study_module, "execute", lambda c, r: calls.append(r) or real(c, r))
+    monkeypatch.setattr(study_module, "execute", lambda c, r, *warm: calls.append(r) or real(c, r, *warm))
     run_configs("demo", CONFIGS, store)
     assert calls == []
     bigger = RunConfig("pso", "sphere", iters=30, runs=3, dim=4, algorithm_params={"pop_size": 32}, timing="each")
@@ -131,7 +131,7 @@ def test_study_killed_midway_resumes_without_recomputing(tmp_path, monkeypatch):
     before = {r["repeat"]: r["best_f"] for r in store.runs("killed")}
     calls = []
     real = study_module.execute
-    monkeypatch.setattr(study_module, "execute", lambda c, r: calls.append(r[0]) or real(c, r))
+    monkeypatch.setattr(study_module, "execute", lambda c, r, *warm: calls.append(r[0]) or real(c, r, *warm))
     config = RunConfig("pso", "rastrigin", iters=4000, runs=8, dim=10, algorithm_params={"pop_size": 64}, timing="each")
     run_configs("killed", [config], store)
     assert sorted(calls) == sorted(set(range(8)) - set(before))  # only the unfinished runs
@@ -154,7 +154,7 @@ def test_reproduce_writes_reports_with_paper_numbers_beside_ours(tmp_path):
     assert len(csv) == 1 + 3 * 2  # 3 rows x 2 runs, one line per run
     calls = []
     real = study_module.execute
-    study_module.execute = lambda c, r: calls.append(r) or real(c, r)
+    study_module.execute = lambda c, r, *warm: calls.append(r) or real(c, r, *warm)
     try:
         reproduce_paper(mini, "quick", ["cpu"], tmp_path)  # resumes: nothing left to run
     finally:
@@ -186,7 +186,7 @@ def test_reproduce_all_quick(tmp_path):
     assert rows > 0
 
 
-def _fake_execute(config, repeats):
+def _fake_execute(config, repeats, warm_timing=True):
     """Stored rows shaped as `study.execute` writes them, without running anything: enough for
     every table and figure of every paper (positions, phases, snapshots, the hybrid's before)."""
     import random

@@ -84,7 +84,7 @@ def _doomed_units(out: Path, kill_rank: str, kill_after: int):
     plain = sharded_module.execute
     taken = {"units": 0}
 
-    def execute(config, repeats):
+    def execute(config, repeats, warm_timing=True):
         if os.environ.get("RANK", "0") == kill_rank:
             taken["units"] += 1
             (out / f"taken.{taken['units']}").touch()
@@ -93,7 +93,7 @@ def _doomed_units(out: Path, kill_rank: str, kill_after: int):
                 os.kill(os.getpid(), signal.SIGKILL)
         else:
             _wait_for(lambda: (out / f"taken.{kill_after}").exists(), f"rank {kill_rank} to take {kill_after} units")
-        return plain(config, repeats)
+        return plain(config, repeats, warm_timing)
 
     return execute
 

@@ -51,11 +51,11 @@ class History:
     a run of any length keeps between HISTORY_SIZE and twice as many samples; and the run
     set's `milestones` (every iteration)."""
 
-    def __init__(self, optimum_f: float | None = None) -> None:
+    def __init__(self, optima: list[float] | None = None) -> None:
         self.rows: list[torch.Tensor] = []  # (k, runs) blocks of samples
         self.iterations: list[int] = []
         self.stride = 1
-        self.milestones = Milestones(optimum_f)
+        self.milestones = Milestones(optima)
 
     def start(self, best_f: torch.Tensor, first_f: torch.Tensor) -> None:
         """Iteration 0: the initial population's best, and each run's first evaluated value."""
@@ -120,18 +120,18 @@ class Milestones:
     Iterations are -1 where not (yet) reached; all tensors stay on the runs' device, and the
     per-target ones take (runs, 81) x 8 bytes in float32."""
 
-    def __init__(self, optimum_f: float | None) -> None:
-        self.optimum_f = optimum_f
+    def __init__(self, optima: list[float] | None) -> None:
+        self.optima = optima  # each run's f* (`Problem.run_optima`), or None
         self.first_f: torch.Tensor | None = None  # (runs,)
         self.improved_iter: torch.Tensor | None = None  # (runs,) int64
         self.hit_iter: torch.Tensor | None = None  # (runs, K) int32
         self.hit_f: torch.Tensor | None = None  # (runs, K), the runs' dtype
         self._last: torch.Tensor | None = None  # (runs,) best-so-far of the latest row seen
-        self._targets: torch.Tensor | None = None  # (K,) f* + precisions in the runs' dtype, rounded down
+        self._targets: torch.Tensor | None = None  # (runs, K) f* + precisions in the runs' dtype, rounded down
 
     @property
     def tracks_targets(self) -> bool:
-        return self.optimum_f is not None
+        return self.optima is not None
 
     def start(self, best_f: torch.Tensor, first_f: torch.Tensor) -> None:
         runs, device = best_f.shape[0], best_f.device
@@ -148,7 +148,7 @@ class Milestones:
         """The targets f* + 10^(k/5) in `dtype`, each rounded down to the nearest value of it:
         a value v of that dtype is <= the exact (float64) target exactly when v <= this one,
         so the runs' values are compared as they are, without a float64 copy."""
-        exact = self.optimum_f + target_precisions()
+        exact = torch.tensor(self.optima, dtype=torch.float64)[:, None] + target_precisions()
         near = exact.to(dtype)
         below = torch.nextafter(near, torch.tensor(-torch.inf, dtype=dtype))
         return torch.where(near.double() > exact, below, near).to(device)
@@ -172,7 +172,7 @@ class Milestones:
         self._last = values[-1].clone()
         if self.tracks_targets:
             rising = (-values.T).contiguous()  # (runs, n): -best-so-far ascends, as searchsorted wants
-            at = torch.searchsorted(rising, (-self._targets).expand(rising.shape[0], -1).contiguous())
+            at = torch.searchsorted(rising, -self._targets)
             new = (at < n) & (self.hit_iter < 0)  # at: the first row within each target, n for none
             self.hit_iter = torch.where(new, first + at.int(), self.hit_iter)
             self.hit_f = torch.where(new, values.T.gather(1, at.clamp(max=n - 1)), self.hit_f)

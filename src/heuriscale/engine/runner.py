@@ -72,6 +72,9 @@ class Runner:
             default_cpu_threads()  # once per process: a torchrun rank takes its share of the cores
         self.dtype = resolve_dtype(dtype)
         self.problem = as_problem(problem, dim)
+        if self.problem.runs_held not in (None, self.runs):
+            raise ValueError(f"problem {self.problem.name!r} holds {self.problem.runs_held} instances, one per run: "
+                             f"use runs={self.problem.runs_held} (got runs={self.runs})")
         self.algorithm = as_algorithm(algorithm).for_run(self.problem.dim, None)  # sizes from the dimension
         self.algorithm.check_ready()
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
@@ -96,7 +99,7 @@ class Runner:
         self._kernels = None  # the fused (CUDA) or native (CPU) iteration, when the engine is one of them
         self.state: State | None = None
         self.iteration = 0
-        self._history = History(self.problem.optimum_f)  # with a known optimum: target hits (exports)
+        self._history = History(self.problem.run_optima(self.runs))  # with known optima: target hits (exports)
         synchronize(self.device)
         self._t0 = time.perf_counter()
         if engine == "auto":

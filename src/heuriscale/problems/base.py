@@ -38,6 +38,11 @@ class Problem:
     #: True when `evaluate` draws random numbers of its own (a noisy objective such as Yao's
     #: f7): its generator cannot be captured in a CUDA graph, so the engine steps eagerly.
     stochastic: bool = False
+    #: A problem that holds one instance per run (bbob's `instance=[1, ..., 15]`): how many
+    #: runs. Its `evaluate` then takes points with the runs axis first, (runs, ..., dim), and
+    #: run r is its r-th instance; the engine checks that a run set has that many runs.
+    #: None: one problem for every run (any leading shape).
+    runs_held: int | None = None
 
     def __init__(
         self,
@@ -58,6 +63,17 @@ class Problem:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.evaluate(x)
+
+    def run_optima(self, runs: int) -> list[float] | None:
+        """Each run's known optimum value (a problem holding one instance per run has one per
+        run), or None where unknown."""
+        return None if self.optimum_f is None else [self.optimum_f] * runs
+
+    def select_runs(self, runs: Sequence[int]) -> Problem:
+        """The problem of these runs of a run set (a study running some repeats of a
+        configuration): a problem holding one instance per run keeps those runs' instances;
+        any other is the same for every run and returns itself."""
+        return self
 
     def constraints(self, x: torch.Tensor) -> torch.Tensor:
         """Constraint values g[..., n_constraints]; the point is feasible where all g <= 0."""
@@ -106,11 +122,14 @@ class ProblemWrapper(Problem):
     def __init__(self, inner: Problem) -> None:
         self.__dict__.update(vars(inner))
         self.name, self.host_bound, self.n_constraints = inner.name, inner.host_bound, inner.n_constraints
-        self.stochastic = inner.stochastic
+        self.stochastic, self.runs_held = inner.stochastic, inner.runs_held
         self.inner = inner
 
     def constraints(self, x: torch.Tensor) -> torch.Tensor:
         return self.inner.constraints(x)
+
+    def run_optima(self, runs: int) -> list[float] | None:
+        return self.inner.run_optima(runs)
 
     def decode(self, x: torch.Tensor) -> dict:
         return self.inner.decode(x)

@@ -34,8 +34,10 @@ def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS) -> dict
         raise ValueError(f"unknown report formats {sorted(unknown)}; choose from {FORMATS}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    # one error convention for every format: below 1e-8 is 0, never negative (statistics.reported_error)
-    runs = [{**r, "error": reported_error(r["error"]), "curve": [reported_error(v) for v in r.get("curve") or []]}
+    # one error convention for every format: below 1e-8 is 0, never negative (statistics.reported_error);
+    # a run whose f* is unknown ("known_optimum": False) reports its values as they are
+    runs = [r if not r.get("known_optimum", True) else
+            {**r, "error": reported_error(r["error"]), "curve": [reported_error(v) for v in r.get("curve") or []]}
             for r in runs]
     runs = sorted(runs, key=lambda r: (r["dim"], natural_key(r["function"]), r["algorithm"], r["repeat"], r["seed"]))
     ref, alpha = meta["reference"], float(meta.get("alpha", 0.05))

@@ -9,10 +9,10 @@ the resumable results store and written up by `campaign_report`.
   come from the budget: (budget - evaluations of the initial population) // evaluations per
   iteration, so no run exceeds the suite's budget (`evals` replaces the suite's budgets,
   `evals_per_dim` replaces them by that many evaluations x D).
-- **Instances.** In a suite whose runs are instances (bbob), run r of a function is its own
-  configuration on instance r + 1 (`problem_params={"instance": r + 1}`, one run, tagged
-  "instance"); the report counts it as repeat r and measures its error from that instance's
-  optimum.
+- **Instances.** In a suite whose runs are instances (bbob), run r of a function is on
+  instance r + 1: the configuration's problem holds one instance per run
+  (`problem_params={"instance": [1, ..., runs]}`), so the instances advance together like
+  any run set, and the report measures each run's error from its instance's optimum.
 - **Resumable, sharded.** The study goes through `sharded.run_study`, like `reproduce`:
   finished configurations are skipped, an interrupted campaign resumes where it stopped, and
   under torchrun the units are shared over the ranks (rank 0 alone writes store and report).
@@ -184,13 +184,11 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
                                  f"population ({algo.evals_per_init()} evaluations, then {algo.evals_per_step()} per "
                                  f"iteration) on {suite.label(function)} at D = {dim}: raise --evals or lower --pop")
             tags = {"suite": suite.name, "function": suite.label(function), "seed": seed}
-            for instance in (range(1, runs + 1) if suite.instances else [None]):  # None: runs share the problem
-                config = RunConfig(algorithm=a, problem=function, iters=iters, runs=1 if instance else runs, dim=dim,
-                                   algorithm_params=params_a, preset=settings[a]["preset"], device=device,
-                                   dtype=dtype, timing="batched",
-                                   problem_params={"instance": instance} if instance else {},
-                                   tags={**tags, "instance": instance} if instance else tags)
-                configs.append(((a, function, dim), config))
+            config = RunConfig(algorithm=a, problem=function, iters=iters, runs=runs, dim=dim,
+                               algorithm_params=params_a, preset=settings[a]["preset"], device=device, dtype=dtype,
+                               timing="batched", tags=tags,  # bbob: run r on instance r + 1, advancing together
+                               problem_params={"instance": list(range(1, runs + 1))} if suite.instances else {})
+            configs.append(((a, function, dim), config))
     out = Path("campaigns") / suite.name if out is None else Path(out)
     campaign = Campaign(suite, tuple(algos), reference, chosen, tuple(cells), runs, evals, device, dtype, seed,
                         float(alpha), settings, tuple(configs), out, "", evals_per_dim)
@@ -250,7 +248,7 @@ def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None
     lead = group is None or group.lead
     store = ResultStore(campaign.store_path) if lead else None
     try:
-        run_study(campaign.study, [c for _, c in campaign.configs], store, group, progress)
+        run_study(campaign.study, [c for _, c in campaign.configs], store, group, progress, warm_timing=False)
         if not lead:
             return None
         rows = {config.key(): store.runs(campaign.study, config.key()) for _, config in campaign.configs}
@@ -351,28 +349,29 @@ def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[lis
     """The report's runs (see `campaign_report.write_report`) from the stored rows, and what the
     conversion had to approximate."""
     suite, fractions = campaign.suite, campaign.fractions()
-    runs, rough, optima = [], [0, 0], {}
+    runs, rough, optima, named = [], [0, 0], {}, {}
     for (algo, function, dim), config in campaign.configs:
-        instance = config.problem_params.get("instance")
-        cell = (function, dim) if instance is None else (function, dim, instance)
-        if cell not in optima:
-            optima[cell] = problems.get_problem(function, dim=dim, **config.problem_params).optimum_f
-        optimum = optima[cell]
+        instances = config.problem_params.get("instance")  # bbob: one per run
+        cell = (function, dim, config.runs)
+        if cell not in optima:  # each run's f* (bbob: its instance's)
+            optima[cell] = problems.get_problem(function, dim=dim, **config.problem_params).run_optima(config.runs)
         built = _registry.get_algorithm(algo, preset=config.preset, **config.algorithm_params)
         budget = campaign.budget(function, dim)
         for row in rows[config.key()]:
             curve, early, earlier = _curve(row, config.iters, fractions, budget, built)
             rough[0] += early
             rough[1] += earlier
-            repeat = row["repeat"] if instance is None else instance - 1  # one run per instance configuration
+            repeat = row["repeat"]
+            optimum = None if optima[cell] is None else optima[cell][repeat]
+            named[f"{suite.label(function)} D={dim}" + (f" instance {instances[repeat]}" if instances else "")] = optimum
             runs.append({"algorithm": algo, "function": suite.label(function), "dim": dim, "repeat": repeat,
+                         "known_optimum": optimum is not None,
                          "seed": row["seed"], "error": suite.error(row["best_f"], optimum),
                          "curve": [suite.error(v, optimum) for v in curve], "evals": row["evals"],
                          "wall_s": row["wall_time"] / max(1, int(row["extra"].get("batched_runs", 1)))})
     return runs, {"curve_points": {"before_the_first_population": rough[0], "read_from_an_earlier_iteration": rough[1],
                                    "in_all": len(runs) * len(fractions)},
-                  "optima": {f"{suite.label(c[0])} D={c[1]}{f' instance {c[2]}' if len(c) > 2 else ''}": v
-                             for c, v in optima.items()}}
+                  "optima": named}
 
 
 def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, algo) -> tuple[list, int, int]:

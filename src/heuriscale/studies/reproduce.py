@@ -21,7 +21,7 @@ from ..engine.device import device_name, resolve_device
 from .papers import PAPERS, Experiment, Paper
 from .store import ResultStore, StoreError
 from .sharded import run_study, study_group
-from .statistics import reported_error
+from .statistics import error_of
 from .study import RunConfig, aggregate
 
 SCALES = ("quick", "paper")
@@ -182,7 +182,7 @@ def _errors(config: RunConfig, values) -> list[float]:
     """Best values as errors f - f*, with the convention every report uses (0 below 1e-8, never
     negative: `statistics.reported_error`); values as they are where f* is unknown."""
     opt = _optimum(config)
-    return [float(v) if opt is None else reported_error(float(v) - opt) for v in values]
+    return [error_of(v, opt) for v in values]
 
 
 def _mean_error(config: RunConfig, agg: dict) -> float:

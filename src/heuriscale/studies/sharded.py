@@ -50,13 +50,13 @@ def study_group(devices: list[str], timeout: float | None = None) -> Group | Non
 
 
 def run_study(study: str, configs: list[RunConfig], store: ResultStore | None, group: Group | None,
-              on_progress: Callable[[RunConfig, int], None] | None = None) -> list[dict]:
+              on_progress: Callable[[RunConfig, int], None] | None = None, warm_timing: bool = True) -> list[dict]:
     """Every unfinished run of the study: in this process, or sharded over the job's ranks
-    (then each rank's share, see `run_sharded`)."""
+    (then each rank's share, see `run_sharded`). `warm_timing`: see `study.execute`."""
     if group is None:
-        run_configs(study, configs, store, on_progress)
+        run_configs(study, configs, store, on_progress, warm_timing)
         return []
-    return run_sharded(study, configs, store, group, on_progress)
+    return run_sharded(study, configs, store, group, on_progress, warm_timing)
 
 
 def units(study: str, configs: list[RunConfig], store: ResultStore) -> list[tuple[int, list[int]]]:
@@ -80,7 +80,7 @@ def cost(config: RunConfig, runs: int) -> float:
 
 
 def run_sharded(study: str, configs: list[RunConfig], store: ResultStore | None, group: Group,
-                on_progress: Callable[[RunConfig, int], None] | None = None) -> list[dict]:
+                on_progress: Callable[[RunConfig, int], None] | None = None, warm_timing: bool = True) -> list[dict]:
     """Run the study's unfinished units over all ranks; rank 0 passes the open store (the
     other ranks None) and sees `on_progress` for every committed batch, whichever rank ran it.
 
@@ -93,7 +93,7 @@ def run_sharded(study: str, configs: list[RunConfig], store: ResultStore | None,
     prefix = f"heuriscale/{run_id}/{restart}/{_phases}"
     group.agree("the study to run (its name and configurations)", (study, [c.key() for c in configs]))
     plan = group.broadcast(units(study, configs, store) if group.lead else None, "sharing out the study's runs")
-    shard = _Shard(group, prefix, study, configs, store, on_progress)
+    shard = _Shard(group, prefix, study, configs, store, on_progress, warm_timing)
     shard.start()
     try:
         shard.work(plan)
@@ -116,8 +116,10 @@ def run_sharded(study: str, configs: list[RunConfig], store: ResultStore | None,
 class _Shard:
     """One rank's side of a sharded study: its worker loop, heartbeat, and on rank 0 the writer."""
 
-    def __init__(self, group: Group, prefix: str, study: str, configs: list[RunConfig], store, on_progress) -> None:
+    def __init__(self, group: Group, prefix: str, study: str, configs: list[RunConfig], store, on_progress,
+                 warm_timing: bool) -> None:
         self.group, self.prefix, self.study, self.configs = group, prefix, study, configs
+        self.warm_timing = warm_timing
         self.store, self.on_progress = store, on_progress
         self.kv = group.store
         self.posted = 0
@@ -158,7 +160,7 @@ class _Shard:
             config_index, repeats = plan[index]
             config = self.configs[config_index]
             started = time.perf_counter()
-            rows = execute(config, repeats)
+            rows = execute(config, repeats, self.warm_timing)
             ended = time.perf_counter()
             self.share.update(units=self.share["units"] + 1, runs=self.share["runs"] + len(rows),
                               busy_s=self.share["busy_s"] + ended - started, ended_s=ended - self._started)

@@ -33,7 +33,7 @@ from scipy import stats
 from ..names import natural_key
 
 __all__ = ["summary", "rank_sum", "holm", "versus_reference", "friedman", "critical_difference", "as_errors",
-           "natural_key", "reported_error", "ERROR_FLOOR", "attainable", "smallest_p"]
+           "natural_key", "reported_error", "error_of", "ERROR_FLOOR", "attainable", "smallest_p"]
 
 #: Errors below this are reported as 0 (CEC 2017 / 2022 technical reports, sec. 2.2).
 ERROR_FLOOR = 1e-8
@@ -44,6 +44,13 @@ def reported_error(error: float) -> float:
     float rounding included) it is 0.0; NaN (a failed run) and inf stay as they are."""
     error = float(error)
     return 0.0 if error < ERROR_FLOOR else error  # NaN compares False: kept
+
+
+def error_of(f: float, optimum: float | None) -> float:
+    """What a report shows for a best value f: the error f - f* in the one convention
+    (`reported_error`), or, where f* is unknown, f itself (a value, not an error: never
+    floored, negative values included)."""
+    return float(f) if optimum is None else reported_error(float(f) - float(optimum))
 
 
 def as_errors(values) -> np.ndarray:

@@ -80,31 +80,36 @@ WARM_REPEATS = 3
 WARM_BUDGET = 1.0
 
 
-def execute(config: RunConfig, repeats: list[int]) -> list[dict]:
-    """Run the given repeats of a configuration; one row per run."""
+def execute(config: RunConfig, repeats: list[int], warm_timing: bool = True) -> list[dict]:
+    """Run the given repeats of a configuration; one row per run. `warm_timing`: time short
+    runs again, warm (`timed`), where the times are results (`reproduce`); a campaign of
+    `compare`, which ranks errors, keeps each run's first time (start-up included) and does
+    not pay for the repeats (a full bbob campaign spent more on them than on its runs)."""
     problem, algo = build(config)
     # islands=False: under torchrun a study shares out whole runs, never splits one over ranks
     kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile,
               engine=engine_for(config, problem, algo), islands=False)
     if config.timing == "batched" and not config.snapshots:
         seed = config.seed(repeats[0])
-        result = timed(lambda: minimize(problem, algo, runs=len(repeats), seed=seed, **kw))
+        result = timed(lambda: minimize(problem.select_runs(repeats), algo, runs=len(repeats), seed=seed, **kw),
+                       warm_timing)
         return [_row(result, r, repeat, seed, batched=True) for r, repeat in enumerate(repeats)]
     rows = []
     for repeat in repeats:
         if config.snapshots:
-            result = _run_with_snapshots(problem, algo, config, config.seed(repeat))
+            result = _run_with_snapshots(problem.select_runs([repeat]), algo, config, config.seed(repeat))
         else:
-            result = timed(lambda: minimize(problem, algo, runs=1, seed=config.seed(repeat), **kw))
+            result = timed(lambda: minimize(problem.select_runs([repeat]), algo, runs=1, seed=config.seed(repeat), **kw),
+                           warm_timing)
         rows.append(_row(result, 0, repeat, config.seed(repeat), batched=False))
     return rows
 
 
-def timed(run: Callable[[], Result]) -> Result:
+def timed(run: Callable[[], Result], warm: bool = True) -> Result:
     """`run()`'s result, its time measured warm.
 
     The first call gives the scores. When it took less than WARM_BELOW seconds (setup
-    excluded), its time is start-up as much as engine, so the same seeded run is repeated
+    excluded), its time is start-up as much as engine, so (with `warm`) the same seeded run is repeated
     (up to WARM_REPEATS times, WARM_BUDGET seconds in all; at least once) and the best warm
     time is kept (with that run's per-phase times, when profiled): the first call and the
     thread pool's start are never in the stored time. Longer runs keep their one time
@@ -115,7 +120,7 @@ def timed(run: Callable[[], Result]) -> Result:
     setup = float(result.extra.get("setup_time", 0.0))
     first = result.wall_time - setup
     timing = {"warm": False, "repeats": 1, "first_s": first, "warm_s": []}
-    if first < WARM_BELOW:
+    if warm and first < WARM_BELOW:
         best = None
         while len(timing["warm_s"]) < WARM_REPEATS and sum(timing["warm_s"]) < WARM_BUDGET:
             again = run()
@@ -202,7 +207,7 @@ def _history(result: Result, r: int) -> dict:
 
 
 def run_configs(study: str, configs: list[RunConfig], store: ResultStore,
-                on_progress: Callable[[RunConfig, int], None] | None = None) -> None:
+                on_progress: Callable[[RunConfig, int], None] | None = None, warm_timing: bool = True) -> None:
     """Execute every configuration's missing runs; commit each finished batch or run at once."""
     for config in configs:
         key = config.key()
@@ -211,7 +216,7 @@ def run_configs(study: str, configs: list[RunConfig], store: ResultStore,
             continue
         groups = [missing] if config.timing == "batched" and not config.snapshots else [[r] for r in missing]
         for group in groups:
-            rows = execute(config, group)
+            rows = execute(config, group, warm_timing)
             for row in rows:
                 row["config"] = dataclasses.asdict(config)
             store.add(study, key, rows)

@@ -22,9 +22,8 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   COCO's experimental procedure (Hansen, Tusar, Mersmann, Auger & Brockhoff, "COCO: The
   Experimental Procedure", arXiv:1603.08776): the repeated runs are the instances, run r
   (0-based) of a function on instance r + 1, so the official 15 runs are instances 1-15
-  (`runs=` takes instances 1..runs); each instance is a configuration of its own
-  (problem_params={"instance": i}, one run, tags["instance"] = i), since a run set shares one
-  problem. Budget 10,000 x D evaluations (COCO states budgets as multiples of D; this one, as
+  (`runs=` takes instances 1..runs); a function's instances advance together as one run set,
+  whose problem holds one instance per run (problem_params={"instance": [1, ..., runs]}). Budget 10,000 x D evaluations (COCO states budgets as multiples of D; this one, as
   CEC 2017's, is the size of the usual full campaign; `evals_per_dim=`, --evals-per-dim, sets
   another). A campaign runs all six dimensions unless told otherwise (COCO's standard
   experiment, what cocopp's figures compare across); D = 40 is at least three quarters of
@@ -61,7 +60,7 @@ from dataclasses import dataclass, field
 
 from .. import problems
 from ..names import unknown_name
-from .statistics import reported_error
+from .statistics import error_of
 
 __all__ = ["Suite", "SUITES", "get_suite", "suite_names", "CEC2017_FRACTIONS", "cec2022_fractions",
            "YAO_GENERATIONS", "BBOB_FRACTIONS"]
@@ -123,9 +122,9 @@ class Suite:
         return tuple(sorted({d for f in (functions or self.functions) for d in self.dims[f]}))
 
     def error(self, f: float, optimum: float | None) -> float:
-        """The reported error of a best value f: f - optimum (f when the optimum is unknown), 0
-        below 1e-8 (`statistics.reported_error`). NaN stays NaN (a failed run)."""
-        return reported_error(float(f) - (0.0 if optimum is None else float(optimum)))
+        """The reported error of a best value f: f - optimum, 0 below 1e-8; f itself when the
+        optimum is unknown (`statistics.error_of`). NaN stays NaN (a failed run)."""
+        return error_of(f, optimum)
 
     def resolve(self, names: Sequence[str] | None) -> tuple[str, ...]:
         """The suite's functions named by `names` (all when None), in the suite's order: a full

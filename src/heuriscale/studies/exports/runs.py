@@ -54,27 +54,29 @@ class RunTrace:
 
 def traces(rows: list[dict], suite: str) -> list[RunTrace]:
     """The RunTraces of stored rows (each with its `config`), in the rows' order."""
-    optima: dict[str, float | None] = {}
+    optima: dict[str, list[float] | None] = {}
     built: dict[str, object] = {}
     out = []
     for row in rows:
         config = row["config"]
         params = dict(config.get("problem_params") or {})
-        key = json.dumps([config["problem"], config["dim"], params], sort_keys=True)
-        if key not in optima:
-            optima[key] = _optimum(config["problem"], config["dim"], params)
+        key = json.dumps([config["problem"], config["dim"], config["runs"], params], sort_keys=True)
+        if key not in optima:  # each run's f* (bbob: its instance's)
+            optima[key] = _optima(config["problem"], config["dim"], config["runs"], params)
         algo_key = json.dumps([config["algorithm"], config.get("preset"), config.get("algorithm_params")],
                               sort_keys=True)
         if algo_key not in built:  # its settings in full; for an older row, its count of evaluations
             built[algo_key] = algorithms.get_algorithm(config["algorithm"], preset=config.get("preset"),
                                                        **(config.get("algorithm_params") or {}))
-        out.append(_trace(row, config, suite, optima[key], built[algo_key], int(params.get("instance", 1))))
+        repeat, instance = int(row["repeat"]), params.get("instance", 1)
+        out.append(_trace(row, config, suite, None if optima[key] is None else optima[key][repeat], built[algo_key],
+                          int(instance[repeat] if isinstance(instance, list) else instance)))
     return out
 
 
-def _optimum(problem: str, dim: int, params: dict) -> float | None:
+def _optima(problem: str, dim: int, runs: int, params: dict) -> list[float] | None:
     try:
-        return problems.get_problem(problem, dim=dim, **params).optimum_f
+        return problems.get_problem(problem, dim=dim, **params).run_optima(runs)
     except ValueError as exc:  # e.g. a custom suite's problem, registered by the script that ran it
         raise ValueError(f"the store's problem {problem!r} cannot be built here ({exc}); export in the process "
                          f"that defines it (after its Suite.custom(...))") from None
