@@ -39,9 +39,10 @@ JADE's own adaptation of F and CR (mu_F, mu_CR) is not here: L-SHADE (`lshade.py
 (`jso.py`) adapt them from a memory of successes, with the same mutation and archive
 (`current_to_pbest`, `archive_keep` below).
 
-This file is the algorithm's whole specification (it has no kernels of its own): the engine
-runs it eagerly on the CPU and eagerly, graph-replayed or compiled on CUDA. It is also the
-worked example of docs/adding-an-algorithm.md.
+This file is the algorithm's whole specification: the engine runs it eagerly on the CPU and
+eagerly, graph-replayed or compiled on CUDA; its native CPU kernel (engine/kernels/de/cpu.py)
+computes the same generations and is tested against it. It is also the worked example of
+docs/adding-an-algorithm.md.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Proposal, State, check_positive, is_real
+from .base import Algorithm, Kernels, Proposal, State, check_positive, is_real
 from .registry import register_algorithm
 
 
@@ -183,6 +184,7 @@ class DE(Algorithm):
     paper = "Storn & Price 1997"
     min_pop = 4  # the target and three other, mutually different vectors
     state_type = DEState
+    kernels = Kernels(cpu=True)  # engine/kernels/de/ (no fused CUDA kernels: CUDA compiles this step)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -45,6 +45,10 @@ Choices where the paper leaves room, or where runs batched in tensors need one:
   newcomers when they overflow it (the paper: random members are deleted);
 - islands are not offered (`islands_offered`): the population reduction spans the whole
   population.
+
+Its native CPU kernel (engine/kernels/lshade/cpu.py, jSO's too) computes the same generations
+and is tested against this file; it neither proposes nor evaluates the rows that left (so a
+NaN such a row would give is not counted there).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Proposal, State, check_positive, is_integer, is_real
+from .base import Algorithm, Kernels, Proposal, State, check_positive, is_integer, is_real
 from .de import archive_keep, binomial_crossover, current_to_pbest, midpoint_repair, rows
 from .registry import register_algorithm
 
@@ -113,6 +117,7 @@ class LSHADE(Algorithm):
     state_type = SHADEState
     presets = {"cec2014": {"pop_factor": 18.0, "final_pop": 4, "H": 6, "p": 0.11, "arc_rate": 2.6}}  # the defaults
     islands_offered = False  # the population reduction spans the whole population
+    kernels = Kernels(cpu=True, folder="lshade")  # engine/kernels/lshade/ (jSO's too: it inherits this)
 
     # the memory's starting values (jSO changes them)
     m_f0 = 0.5

@@ -17,7 +17,8 @@ def warm_up(problem, algorithm, *, dim: int | None = None, runs: int = 1, device
     then loaded from Numba's disk cache); where the fast path is eager there is nothing to
     build."""
     problem, device = as_problem(problem, dim), resolve_device(device)
-    algorithm = as_algorithm(algorithm).with_horizon(DEFAULT_CHUNK)  # a schedule's length builds nothing
+    # its sizes from the dimension (L-SHADE's 18 D), then a schedule of one chunk: its length builds nothing
+    algorithm = as_algorithm(algorithm).for_run(problem.dim, None).with_horizon(DEFAULT_CHUNK)
     engine = engine or check_engine("auto", device, problem, algorithm)
     if engine == "eager":
         return {"engine": "eager", "seconds": 0.0}
