@@ -369,13 +369,7 @@ class Runner:
             islands = {"islands": self.islands.describe()}
         total, per_init, per_step = (int(v) for v in evals.cpu())
         evals_at = lambda its: self._evals_at(its, whole, per_init, per_step, total)  # noqa: E731
-        evals_to_target = None
-        if self.target is not None:
-            hit = hit.cpu()
-            if self.islands is None:  # the algorithm's own count (its steps may evaluate varying numbers)
-                evals_to_target = torch.tensor([whole.evals_after(h) if h >= 0 else -1 for h in hit.tolist()])
-            else:  # islands: steps of a fixed size, summed over the ranks
-                evals_to_target = torch.where(hit >= 0, per_init + hit * per_step, -1)
+        evals_to_target = None if self.target is None else evals_at(hit)
         return Result(
             best_f=best_f.detach().cpu().double(),
             best_x=best_x.detach().cpu().double(),

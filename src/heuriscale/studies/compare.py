@@ -153,8 +153,8 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
     if evals is not None and evals_per_dim is not None:
         raise ValueError("give the budget once: evals (one number for every run) or evals_per_dim (a multiple of D)")
     device = _device(device)
-    if dtype is None:  # bbob: COCO's last target, 1e-8 above an f* such as 79.48, needs float64
-        dtype = "float32" if device.startswith("cuda") and suite.name != "bbob" else "float64"
+    if dtype is None:  # the suite's own (bbob: float64), else float32 on CUDA
+        dtype = suite.dtype or ("float32" if device.startswith("cuda") else "float64")
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; choose float32 or float64")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

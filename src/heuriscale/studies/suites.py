@@ -94,7 +94,9 @@ class Suite:
     run; `fractions(dim)`: the recording points, fractions of the budget; `runs`: the
     official number of runs; `labels`: how the report names a function (default: its name);
     `instances`: True where the runs are the functions' instances (bbob: run r on instance
-    r + 1, passed to the problem as `instance=`).
+    r + 1, passed to the problem as `instance=`); `dtype`: the floating-point type its
+    campaigns need on every device (bbob: float64, for COCO's 1e-8 targets above f* such as
+    79.48), None for the default (float32 on CUDA, float64 on the CPU).
     Errors below 1e-8 are reported as 0 in every suite (`statistics.reported_error`).
     """
 
@@ -108,6 +110,7 @@ class Suite:
     source: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     instances: bool = False
+    dtype: str | None = None
 
     def budget(self, function: str, dim: int) -> int:
         return int(self.budget_of(function, dim))
@@ -289,7 +292,7 @@ def _bbob() -> Suite:
 
     functions = tuple(f"bbob-f{k}" for k in range(1, 25))
     return Suite("bbob", functions, {f: DIMS for f in functions}, lambda _f, dim: 10_000 * dim,
-                 lambda _dim: BBOB_FRACTIONS, DIMS, runs=15, instances=True,
+                 lambda _dim: BBOB_FRACTIONS, DIMS, runs=15, instances=True, dtype="float64",
                  source="Hansen, Finck, Ros & Auger, INRIA RR-6829 (2009); COCO's experimental procedure, "
                         "arXiv:1603.08776: instances 1-15 as the runs")
 
