@@ -129,6 +129,19 @@ def test_a_checkpoint_continues_bit_for_bit_even_between_ask_and_tell(tmp_path):
     assert a.evals == b.evals == 30 * 16
 
 
+@pytest.mark.parametrize("instance", [5, [2, 7]], ids=["one instance", "an instance per run"])
+def test_a_loaded_checkpoint_rebuilds_its_problem_with_its_parameters(tmp_path, instance):
+    """bbob's instance (one, or one per run) comes back with the problem, not instance 1."""
+    problem = hs.get_problem("bbob-f3", dim=2, instance=instance)
+    opt = hs.AskTell("pso", problem, runs=2, evals=20 * 8, seed=1, device="cpu", pop_size=8)
+    opt.tell(problem.evaluate(opt.ask()))
+    opt.save(tmp_path / "b")
+    again = hs.AskTell.load(tmp_path / "b")
+    assert again.problem.instance == instance and again.problem.run_optima(2) == problem.run_optima(2)
+    x = again.ask()
+    torch.testing.assert_close(again.problem.evaluate(x), problem.evaluate(x), rtol=0, atol=0)
+
+
 def test_a_checkpoint_before_the_first_tell_and_a_box_without_a_problem(tmp_path):
     opt = hs.AskTell("de", dim=2, lower=-3, upper=3, seed=2, device="cpu", pop_size=5, CR=0.5)
     first = opt.ask()

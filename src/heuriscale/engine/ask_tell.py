@@ -28,7 +28,7 @@ import torch
 
 from ..algorithms import Algorithm, get_algorithm
 from ..algorithms.base import Proposal
-from ..problems import Problem, get_problem
+from ..problems import Problem, rebuild
 from . import checkpoint as checkpoints
 from .arguments import as_algorithm, as_problem, check_count, steps_allowed
 from .progress import EvaluationsBar
@@ -72,6 +72,7 @@ class AskTell:
         self._runner = Runner(problem, algo, runs=runs, device=device, dtype=dtype, seed=seed, engine="eager",
                               islands=False, start=False)
         self._pending: Proposal | None = None
+        self._rows: int | None = None  # of the pending proposal, the rows its step uses
         self._bar = EvaluationsBar(self) if progress else None
 
     # -- the loop ---------------------------------------------------------------------------
@@ -89,6 +90,9 @@ class AskTell:
                 else:
                     proposal = runner.algorithm.ask(runner._guarded, runner.state)
             self._pending = proposal
+            # the rows the step uses (L-SHADE's shrinking population), read once per ask: on CUDA
+            # a read of the state is a host synchronisation
+            self._rows = None if runner.state is None else runner.algorithm.rows_used(runner.state)
         return self._of_runs(self._asked().clone())  # the caller's copy: what it does to it changes no run
 
     def tell(self, values) -> None:
@@ -114,9 +118,7 @@ class AskTell:
 
     def _asked(self) -> torch.Tensor:
         """The pending proposal's points the algorithm uses (all, or its leading rows)."""
-        runner = self._runner
-        rows = None if runner.state is None else runner.algorithm.rows_used(runner.state)
-        return self._pending.x if rows is None else self._pending.x[:, :rows]
+        return self._pending.x if self._rows is None else self._pending.x[:, :self._rows]
 
     def _values(self, values) -> torch.Tensor:
         """`values` as a (runs, n) tensor on the run's device, or a one-line error."""
@@ -227,6 +229,7 @@ class AskTell:
             runner._rng.set_state(saved["rng"])
         if mine["pending"] is not None:
             self._pending = Proposal(**{k: v.to(runner.device) for k, v in mine["pending"].items()})
+            self._rows = None if runner.state is None else runner.algorithm.rows_used(runner.state)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write `state_dict()` to `path` atomically (a crash leaves the old file or the new one)."""
@@ -244,7 +247,7 @@ class AskTell:
         if problem is None:
             lower, upper = described["bounds"]
             problem = (AskedProblem(described["dim"], lower, upper) if described["name"] == AskedProblem.name
-                       else get_problem(described["name"], dim=described["dim"]))
+                       else rebuild(described))
         params = dict(config["algorithm"])
         algorithm = get_algorithm(params.pop("name"), **params)
         opt = cls(algorithm, problem, runs=config["runs"], seed=config["seed"], dtype=config["dtype"],

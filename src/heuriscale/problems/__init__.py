@@ -73,6 +73,16 @@ def get_problem(name: str, dim: int | None = None, *, shift: int | None = None, 
     return problem
 
 
+def rebuild(described: dict) -> Problem:
+    """The registered problem that `described` (a `Problem.describe()`, e.g. a checkpoint's)
+    names, in its dimension, with the parameters the description records that its factory
+    takes (bbob's `instance`, Yao f7's `noise_seed`): the same problem again."""
+    factory = problem_entry(described["name"]).factory
+    accepted = inspect.signature(factory).parameters
+    params = {k: v for k, v in described.items() if k in accepted and k != "dim"}
+    return get_problem(described["name"], dim=described["dim"], **params)
+
+
 def check_params(what: str, factory: Callable, params: dict, skip: set[str] = frozenset()) -> None:
     """Reject parameter names `factory` does not take, listing the ones it does."""
     sig = inspect.signature(factory)
