@@ -167,7 +167,9 @@ def cpu_main(repeats: int, only: list[str] | None) -> dict:
                 warm.append(cpu_run(cmd, cache))
         rows[name] = {"args": cmd, "cold": cold, "warm": warm, "load1": os.getloadavg()[0],
                       "same_best_f": len({json.dumps(r.get("best_f")) for r in cold + warm}) == 1}
-        print(name, json.dumps({k: v for k, v in rows[name].items() if k not in ("cold", "warm")}), flush=True)
+        walls = {k: [round(r.get("wall", nan), 2) for r in rows[name][k]] for k in ("cold", "warm")}
+        print(name, json.dumps({**{k: v for k, v in rows[name].items() if k not in ("cold", "warm")}, **walls}),
+              flush=True)  # each configuration as it ends: a run cut short still tells
     if not only or "compare" in only:
         cold, warm = [], []
         for _ in range(repeats):

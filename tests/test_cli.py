@@ -92,7 +92,8 @@ def test_an_output_folder_that_cannot_be_made_is_refused_first(command, tmp_path
 
 @pytest.mark.parametrize("args, says", [
     (["pso", "--engine", "fused", "--device", "cpu"], "use --engine native (its CPU kernels) or --engine eager"),
-    (["cmaes", "--engine", "graph", "--device", "cpu"], "on cpu use --engine eager"),  # (an algorithm without CPU kernels)
+    (["cmaes", "--engine", "graph", "--device", "cpu"],
+     "on cpu use --engine native (its CPU kernels) or --engine eager"),
     (["pso", "--pop", "1"], "got --pop 1"),
 ])
 def test_errors_speak_the_command_lines_words(args, says, monkeypatch):

@@ -167,6 +167,8 @@ KERNELS = {  # every native kernel (Firefly in both updates), for a population a
     "de-pbest": lambda pop, iters: hs.DE(pop_size=pop, strategy="current-to-pbest/1", repair="random"),
     "lshade": lambda pop, iters: hs.LSHADE(pop_size=pop, max_evals=pop * (iters + 1)),  # shrinking over the run
     "jso": lambda pop, iters: hs.JSO(pop_size=pop, max_evals=pop * (iters + 1)),
+    "cmaes": lambda pop, iters: hs.CMAES(pop_size=pop),
+    "cmaes-restarts": lambda pop, iters: hs.CMAES(pop_size=pop, restarts=True),
 }
 
 
@@ -226,7 +228,8 @@ CONVERGE_PROBLEMS = {
 }
 CONVERGE_SIZES = {"pso": (300, 100), "prs": (32, 100), "fep": (20, 100), "apo": (20, 100), "firefly": (16, 100),
                   "firefly-sequential": (8, 40), "de": (40, 100), "de-pbest": (40, 100),
-                  "lshade": (40, 100), "jso": (40, 100)}  # population, iterations
+                  "lshade": (40, 100), "jso": (40, 100), "cmaes": (10, 100),
+                  "cmaes-restarts": (10, 100)}  # population, iterations
 #: APO's kernel draws its own random numbers (it has no Triton twin): more problems for it.
 CONVERGE = [(k, "rastrigin-4") for k in sorted(KERNELS)] + [("apo", "rosenbrock-5"), ("apo", "shifted-sphere-10")]
 
@@ -329,7 +332,8 @@ def test_steps_in_one_call_equal_steps_one_by_one_and_resume_from_checkpoints(ke
 BOUNDS_JOB = """
 import heuriscale as hs
 from test_native import KERNELS  # tests/ is on PYTHONPATH (a package named tests may be installed)
-for kernel in ("apo", "fep", "firefly", "firefly-sequential", "de", "de-pbest", "lshade", "jso"):  # PSO and PRS index by loop counters only
+for kernel in ("apo", "fep", "firefly", "firefly-sequential", "de", "de-pbest", "lshade", "jso", "cmaes",
+               "cmaes-restarts"):  # PSO and PRS index by loop counters only
     make, pop = KERNELS[kernel], 10 if kernel.startswith("firefly") else 20
     for dim in (4, 130) if kernel == "apo" else (4,):  # APO: rows shorter and longer than DENSE_DIM
         # runs enough for every operator to follow every other (a reproduction after a foraging

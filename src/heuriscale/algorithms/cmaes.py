@@ -71,9 +71,10 @@ Choices:
   of the last generation, which the next generation, drawn from (m, sigma, C), does not
   use: islands of CMA-ES run independently.
 
-This file is the algorithm's whole specification (no kernels): eager on the CPU and on CUDA
-(`torch.linalg.eigh` synchronises with the host, so a CUDA graph cannot capture the step:
-`uncapturable`, and engine="graph" / "compiled" say so).
+This file is the algorithm's whole specification: eager on CUDA (`torch.linalg.eigh`
+synchronises with the host, so a CUDA graph cannot capture the step: `uncapturable`, and
+engine="graph" / "compiled" say so); on the CPU a native kernel computes the same generations
+(engine/kernels/cmaes/cpu.py, tested against this step with the same random numbers).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Proposal, State, check_positive, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_positive, uniform
 from .registry import register_algorithm
 
 TOL_FUN = 1e-12  # Appendix B.3's TolFun
@@ -140,6 +141,7 @@ class CMAES(Algorithm):
     min_pop = 2  # mu = floor(lambda / 2) >= 1
     state_type = CMAESState
     uncapturable = "torch.linalg.eigh synchronises with the host"  # so: eager on CUDA
+    kernels = Kernels(cpu=True)  # engine/kernels/cmaes/ (no fused CUDA kernels: eigh synchronises there)
 
     def __post_init__(self) -> None:
         super().__post_init__()
