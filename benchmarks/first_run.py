@@ -196,6 +196,20 @@ def _t(row: dict) -> str:
     return f"{row['wall']:.1f} s / {row.get('run', nan):.2f} s"
 
 
+def _names(only: str, known) -> list[str]:
+    """`--only`'s comma-separated names, where a name may hold commas itself ("prs 1,024 x 30"):
+    pieces are joined until they make a known name; anything else is an error that lists them."""
+    names, piece = [], ""
+    for part in only.split(","):
+        piece = f"{piece},{part}" if piece else part
+        if piece.strip() in known:
+            names.append(piece.strip())
+            piece = ""
+    if piece:
+        raise SystemExit(f"--only: unknown configuration {piece.strip()!r}; known: {'; '.join(known)}")
+    return names
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", default=None)
@@ -205,18 +219,18 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="--cpu: which functions each cold build compiles, how long")
     args = ap.parse_args()
     if args.cpu and args.profile:
-        for name in args.only.split(",") if args.only else CPU_CONFIGS:
+        for name in _names(args.only, CPU_CONFIGS) if args.only else CPU_CONFIGS:
             cpu_profile(name)
         return
     if args.cpu:
-        rows = cpu_main(args.repeats, args.only.split(",") if args.only else None)
+        rows = cpu_main(args.repeats, _names(args.only, [*CPU_CONFIGS, "compare"]) if args.only else None)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)
         return
     rows = {}
     for name, (cmd, fast) in CONFIGS.items():
-        if args.only and name not in args.only.split(","):
+        if args.only and name not in _names(args.only, CONFIGS):
             continue
         with tempfile.TemporaryDirectory() as caches:
             row = {"cold": cli(f"run {cmd} --engine {fast}", caches)}

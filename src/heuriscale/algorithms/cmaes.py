@@ -34,7 +34,7 @@ c_mu = min(1 - c_1, 2 (1/4 + mu_eff + 1/mu_eff - 2) / ((n + 2)^2 + mu_eff)) (58)
 
 Choices:
 - lambda is `pop_size`; left None (the default), a run takes Table 1's 4 + floor(3 ln n) (48)
-  for its problem's dimension n (`default_pop`; `CMAES.for_dimension(n)` gives it up front).
+  for its problem's dimension n (`default_pop`; `CMAES.default_lambda(n)` gives it up front).
 - c_mu: the revised tutorial's (58) with its "1/4 +" in the numerator, as pycma computes it
   (`rankmu_offset = 0.25`); the 2016 text has alpha_cov (mu_eff - 2 + 1/mu_eff) (e.g.
   CyberAgentAILab/cmaes), a rate about 20 % lower at n = 10.
@@ -157,11 +157,6 @@ class CMAES(Algorithm):
 
     def default_pop(self, dim: int) -> int:
         return self.default_lambda(max(dim, 1))
-
-    @classmethod
-    def for_dimension(cls, n: int, **params) -> CMAES:
-        """CMA-ES with Table 1's lambda for dimension n (and `params`)."""
-        return cls(pop_size=cls.default_lambda(n), **params)
 
     def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
         # x, y, z and their clipped / ranked copies, plus C, B and the rank-mu sum per run
