@@ -199,6 +199,7 @@ def test_a_list_of_instances_is_each_instance_on_its_run(function):
         torch.testing.assert_close(many.optima_x[r], p.optimum_x, rtol=0, atol=0)
     assert many.run_optima(3) == [p.optimum_f for p in one] and one[0].run_optima(2) == [one[0].optimum_f] * 2
     assert many.coco_id == [p.coco_id for p in one] and many.describe()["instance"] == instances
+    assert many.select_runs([0, 1, 2]) is many and many.select_runs([2, 0]).instance == [7, 3]  # all: not rebuilt
     with pytest.raises(ValueError, match=r"holds 3 instances, one per run: .*shape \(3, \.\.\., 4\), got \(2, 4\)"):
         many.evaluate(x[:2, 0, 0])
 

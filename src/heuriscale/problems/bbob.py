@@ -112,9 +112,8 @@ class BBOB(Problem):
         return list(self.optima) if self.runs_held is not None else [self.optima[0]] * runs
 
     def select_runs(self, runs: Sequence[int]) -> BBOB:
-        if self.runs_held is None:
-            return self
-        return BBOB(self.function, self.dim, [self.instance[r] for r in runs])
+        chosen = None if self.runs_held is None else [self.instance[r] for r in runs]
+        return self if chosen in (None, self.instance) else BBOB(self.function, self.dim, chosen)
 
     def evaluate(self, x: Tensor) -> Tensor:
         """f(x) for points x[..., D] on any device, in the dtype of x (for a list of instances,

@@ -90,17 +90,16 @@ def execute(config: RunConfig, repeats: list[int], warm_timing: bool = True) -> 
     kw = dict(iters=config.iters, device=config.device, dtype=config.dtype, profile=config.profile,
               engine=engine_for(config, problem, algo), islands=False)
     if config.timing == "batched" and not config.snapshots:
-        seed = config.seed(repeats[0])
-        result = timed(lambda: minimize(problem.select_runs(repeats), algo, runs=len(repeats), seed=seed, **kw),
-                       warm_timing)
+        seed, chosen = config.seed(repeats[0]), problem.select_runs(repeats)  # once, not per timed call
+        result = timed(lambda: minimize(chosen, algo, runs=len(repeats), seed=seed, **kw), warm_timing)
         return [_row(result, r, repeat, seed, batched=True) for r, repeat in enumerate(repeats)]
     rows = []
     for repeat in repeats:
         if config.snapshots:
             result = _run_with_snapshots(problem.select_runs([repeat]), algo, config, config.seed(repeat))
         else:
-            result = timed(lambda: minimize(problem.select_runs([repeat]), algo, runs=1, seed=config.seed(repeat), **kw),
-                           warm_timing)
+            chosen = problem.select_runs([repeat])
+            result = timed(lambda: minimize(chosen, algo, runs=1, seed=config.seed(repeat), **kw), warm_timing)
         rows.append(_row(result, 0, repeat, config.seed(repeat), batched=False))
     return rows
 
