@@ -3,7 +3,7 @@
 
 N. Hansen, "The CMA Evolution Strategy: A Tutorial", arXiv:1604.00772 (2016, revised 2023).
 Restarts: A. Auger and N. Hansen, "A Restart CMA Evolution Strategy With Increasing
-Population Size", IEEE CEC 2005 (IPOP-CMA-ES), at a fixed population (see Choices).
+Population Size", IEEE CEC 2005 (IPOP-CMA-ES: each restart doubles lambda).
 
 The search distribution of each run is N(m, sigma^2 C). A generation (the tutorial's
 summary, equations numbered as there):
@@ -47,10 +47,12 @@ Choices:
 - The first generation is drawn from that start by `ask_init` and the first update is made
   by `tell_init`: every iteration, the initial one included, evaluates lambda points.
 - Eigendecomposition: C = B D^2 B^T by one batched `torch.linalg.eigh` over the runs at the
-  start of every generation, on the device (the tutorial's lazy update, every
-  1/(10 n (c_1 + c_mu)) generations, would need the host to decide when; a step is pure
-  tensor code with no branch on a value). Eigenvalues are floored at the dtype's `tiny`, and
-  C is symmetrised after each update.
+  start of every step, on the device. The tutorial's lazy update, every 1/(10 n (c_1 + c_mu))
+  generations, is every generation at Table 1's lambda up to n = 50 (0.26 generations at n = 10,
+  0.67 at n = 50, 1.14 at n = 100; 0.20 at n = 100 with lambda = 100, where pycma too decomposes
+  C in every generation) and would need the host to decide when (a step is pure tensor code
+  with no branch on a value). Eigenvalues are floored at the dtype's `tiny`, and C is
+  symmetrised after each update.
 - Bounds: the points evaluated are the samples projected onto the box (clipped); the
   unclipped samples drive the update (41)-(47), ranked by f(clipped) + gamma |x - clipped|^2.
   That is pycma's `BoundPenalty` (its penalty sum_i w_i (x_i - xfeas_i)^2 with the initial
@@ -58,15 +60,26 @@ Choices:
   generation's interquartile range rather than adapted over a history. Inside the box the
   penalty is 0 and the algorithm is exactly the tutorial's.
 - `restarts=True`: each run restarts on its own, within the same tensors, when one of the
-  tutorial's termination criteria (its Appendix B.3; IPOP's) holds: TolFun (the best values
-  of the last 10 + ceil(30 n / lambda) generations and all values of this one within 1e-12),
-  TolX (sigma sqrt(C_ii) and sigma p_c,i all below 1e-12 sigma0), TolXUp (sigma sqrt(max C_ii)
-  above 1e4 sigma0), ConditionCov (cond(C) > 1e14), NoEffectAxis, NoEffectCoord, or a
-  non-finite sigma, m or C. A restart draws a new uniform mean and resets sigma, C, the paths
-  and the counters. Not done: IPOP's doubling of lambda at each restart (the engine's
-  evaluations per step are one number for every run, and a run set has one population
-  shape), and the Stagnation and EqualFunValues criteria. `restarted` counts the restarts
-  of each run.
+  tutorial's termination criteria (its Appendix B.3; IPOP's) holds at the end of one of its
+  generations: TolFun (the best values of the last 10 + ceil(30 n / lambda) generations and all
+  values of this one within 1e-12), TolX (sigma sqrt(C_ii) and sigma p_c,i all below 1e-12
+  sigma0), TolXUp (sigma sqrt(max C_ii) above 1e4 sigma0), ConditionCov (cond(C) > 1e14),
+  NoEffectAxis, NoEffectCoord, or a non-finite sigma, m or C. A restart draws a new uniform
+  mean and resets sigma, C, the paths and the counters; not done: the Stagnation and
+  EqualFunValues criteria. `restarted` counts the restarts of each run.
+- IPOP: each restart multiplies the run's lambda by `pop_increase` (Auger & Hansen's 2; 1
+  restarts at the same lambda), up to `max_pop`; Table 1 (mu, the weights, the rates, TolFun's
+  history) follows the run's lambda. The engine's steps evaluate the same number of points in
+  every run, so a step evaluates lambda0 = `pop_size` points of each run, and a run at
+  lambda = lambda0 x 2^k gathers its generation over 2^k steps (its distribution does not
+  change within a generation, so the samples are those of one generation of lambda drawn in
+  parts); at the step that completes it, (41)-(47) and the termination criteria run over all
+  lambda points, the penalty's gamma from their interquartile range. Evaluations are counted
+  as the paper counts them, lambda per generation; a budget may end inside a generation, whose
+  points count (they were evaluated) and update nothing. `max_pop` left None is lambda0 x pop_increase^9, or with an
+  evaluation budget the largest lambda of which it holds IPOP_GENERATIONS (100) generations
+  (our choice: a run set keeps a generation of the largest lambda, runs x max_pop x (2n + 2)
+  numbers, and a step writes into them). Without IPOP these fields are empty.
 - Islands: migrants carry x and f only (`individual_fields`) and replace the worst points
   of the last generation, which the next generation, drawn from (m, sigma, C), does not
   use: islands of CMA-ES run independently.
@@ -74,18 +87,20 @@ Choices:
 This file is the algorithm's whole specification: eager on CUDA (`torch.linalg.eigh`
 synchronises with the host, so a CUDA graph cannot capture the step: `uncapturable`, and
 engine="graph" / "compiled" say so); on the CPU a native kernel computes the same generations
-(engine/kernels/cmaes/cpu.py, tested against this step with the same random numbers).
+(engine/kernels/cmaes/cpu.py, tested against this step with the same random numbers), all but
+IPOP's (restarts at one lambda, pop_increase=1, it has; with IPOP `auto` takes this step).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
 import torch
 
-from ..problems.base import Problem
+from ..problems.base import Problem, is_integer
 from .base import Algorithm, Kernels, Proposal, State, check_positive, uniform
 from .registry import register_algorithm
 
@@ -93,6 +108,7 @@ TOL_FUN = 1e-12  # Appendix B.3's TolFun
 TOL_X = 1e-12  # TolX, times sigma0
 TOL_X_UP = 1e4  # TolXUp, times sigma0
 TOL_CONDITION = 1e14  # ConditionCov
+IPOP_GENERATIONS = 100  # the generations of its largest population a budget holds (our choice)
 
 
 def table1(n: int, lam: int) -> dict:
@@ -123,6 +139,34 @@ class CMAESState(State):
     g: torch.Tensor  # (runs,) generations since the run's (re)start, int64
     best_hist: torch.Tensor  # (runs, 10 + ceil(30 n / lambda)) best value of recent generations (TolFun)
     restarted: torch.Tensor  # (runs,) restarts so far, int64
+    # IPOP (restarts with a growing population; empty or zero otherwise): the generation being
+    # gathered, one step's lambda0 points at a time (see `CMAES.tell`)
+    level: torch.Tensor  # (runs,) k: the run's lambda is lambda0 x pop_increase^k, int64
+    filled: torch.Tensor  # (runs,) points of this generation evaluated so far, int64
+    z_gen: torch.Tensor  # (runs, max_pop, n) this generation's z_k so far
+    y_gen: torch.Tensor  # (runs, max_pop, n) and y_k
+    f_gen: torch.Tensor  # (runs, max_pop) and f(x_k)
+    out_gen: torch.Tensor  # (runs, max_pop) and |x_k - clipped x_k|^2
+
+
+@functools.lru_cache(maxsize=64)
+def _level_table(n: int, lambdas: tuple[int, ...], dtype: torch.dtype, device: torch.device):
+    """Table 1 for each population in `lambdas`, as tensors of the run's dtype on its device
+    (made once: a step gathers each run's row). Columns: the rates combined as (43)-(47) use
+    them, each computed in float64 first, as Python computes a scalar operand; the weights
+    (53) as rows padded with zeros to the largest mu, made as `tell` always made them."""
+    rows, weights = [], []
+    mu_max = max(lambdas) // 2
+    for lam in lambdas:
+        P = table1(n, lam)
+        c_s, c_c = P["c_sigma"], P["c_c"]
+        rows.append([1 - c_s, math.sqrt(c_s * (2 - c_s) * P["mu_eff"]), c_s / P["d_sigma"], 1 - c_c,
+                     math.sqrt(c_c * (2 - c_c) * P["mu_eff"]), c_c, 2 - c_c, P["c_1"], P["c_mu"]])
+        w = math.log((lam + 1) / 2) - torch.log(torch.arange(1, P["mu"] + 1, dtype=dtype))  # (49)
+        weights.append(torch.nn.functional.pad(w / w.sum(), (0, mu_max - P["mu"])))  # (53)
+    sizes = [[lam, (lam + 1) // 4, min(3 * (lam + 1) // 4, lam - 1), 10 + math.ceil(30 * n / lam)] for lam in lambdas]
+    return (torch.tensor(rows, dtype=dtype, device=device), torch.stack(weights).to(device),
+            torch.tensor(sizes, dtype=torch.int64, device=device))
 
 
 @register_algorithm
@@ -130,11 +174,14 @@ class CMAESState(State):
 class CMAES(Algorithm):
     """CMA-ES (mu/mu_w, lambda) with rank-one and rank-mu updates and cumulative step-size
     adaptation; lambda = `pop_size`, `sigma0` the initial step size (default 0.3 x the box),
-    `restarts` to restart each run on the tutorial's termination criteria."""
+    `restarts` to restart each run on the tutorial's termination criteria, its population
+    multiplied by `pop_increase` at each restart (IPOP; 1: the same population) up to `max_pop`."""
 
     pop_size: int | None = None  # None: Table 1's lambda for the problem's dimension (48)
     sigma0: float | None = None
     restarts: bool = False
+    pop_increase: int = 2  # IPOP's factor (Auger & Hansen 2005)
+    max_pop: int | None = None  # None: lambda0 x pop_increase^9, or what the budget holds (for_run)
 
     name = "cmaes"
     paper = "Hansen, The CMA Evolution Strategy: A Tutorial, arXiv:1604.00772 (2016)"
@@ -142,6 +189,7 @@ class CMAES(Algorithm):
     state_type = CMAESState
     uncapturable = "torch.linalg.eigh synchronises with the host"  # so: eager on CUDA
     kernels = Kernels(cpu=True)  # engine/kernels/cmaes/ (no fused CUDA kernels: eigh synchronises there)
+    presets = {"ipop": {"restarts": True, "pop_increase": 2}}  # IPOP-CMA-ES (Auger & Hansen 2005)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -149,6 +197,12 @@ class CMAES(Algorithm):
             check_positive(self.name, sigma0=self.sigma0)
         if not isinstance(self.restarts, bool):
             raise ValueError(f"cmaes: restarts must be True or False, got {self.restarts!r}")
+        if not is_integer(self.pop_increase) or self.pop_increase < 1:
+            raise ValueError(f"cmaes: pop_increase must be an integer >= 1 (IPOP's 2; 1 restarts at the same "
+                             f"population), got {self.pop_increase!r}")
+        if self.max_pop is not None and (not is_integer(self.max_pop) or self.max_pop < 2
+                                         or (self.pop_size is not None and self.max_pop < self.pop_size)):
+            raise ValueError(f"cmaes: max_pop must be an integer >= pop_size ({self.pop_size}), got {self.max_pop!r}")
 
     @staticmethod
     def default_lambda(n: int) -> int:
@@ -158,9 +212,38 @@ class CMAES(Algorithm):
     def default_pop(self, dim: int) -> int:
         return self.default_lambda(max(dim, 1))
 
+    def for_run(self, dim: int, evals: int | None) -> CMAES:
+        """Also IPOP's largest population, left None: the largest lambda0 x pop_increase^k (k <= 9)
+        of which `evals` holds IPOP_GENERATIONS generations. A larger one could hardly converge
+        within the budget, and a run set holds a generation of it (runs x max_pop x (2n + 2)
+        numbers, which each step writes into)."""
+        algo = super().for_run(dim, evals)
+        if algo.ipop and algo.max_pop is None and evals is not None:
+            largest = algo.pop_size
+            while (largest * algo.pop_increase * IPOP_GENERATIONS <= evals
+                   and largest * algo.pop_increase <= algo.pop_size * algo.pop_increase ** 9):
+                largest *= algo.pop_increase
+            algo = dataclasses.replace(algo, max_pop=largest)
+        return algo
+
+    @property
+    def ipop(self) -> bool:
+        """True when restarts grow the population (IPOP)."""
+        return self.restarts and self.pop_increase > 1
+
+    def populations(self) -> tuple[int, ...]:
+        """The lambdas a run goes through: lambda0 (`pop_size`), and with IPOP lambda0 x
+        pop_increase^k up to `max_pop` (None: k = 9)."""
+        lambdas = [self.pop_size]
+        largest = self.pop_size * self.pop_increase ** 9 if self.max_pop is None else self.max_pop
+        while self.ipop and lambdas[-1] * self.pop_increase <= largest:
+            lambdas.append(lambdas[-1] * self.pop_increase)
+        return tuple(lambdas)
+
     def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
-        # x, y, z and their clipped / ranked copies, plus C, B and the rank-mu sum per run
-        return (8 * runs * self.pop_size * (dim + 2) + 6 * runs * dim * dim) * itemsize
+        # x, y, z and their clipped / ranked copies, plus C, B and the rank-mu sum per run; IPOP's generation
+        gathered = runs * self.populations()[-1] * (2 * dim + 2) if self.ipop else 0
+        return (8 * runs * self.pop_size * (dim + 2) + 6 * runs * dim * dim + gathered) * itemsize
 
     def individual_fields(self, state: State) -> list[str]:
         return ["x", "f"]  # m, sigma, C, the paths are the run's, not an individual's
@@ -184,12 +267,15 @@ class CMAES(Algorithm):
         sigma, C = self._start(problem, runs)
         zeros = torch.zeros_like(mean)
         counter = torch.zeros(runs, dtype=torch.int64, device=mean.device)
+        gathered = self.populations()[-1] if self.ipop else 0  # no generation to gather without IPOP
         return CMAESState(
             x=mean[:, None], f=torch.zeros(runs, 1, dtype=mean.dtype, device=mean.device), mean=mean,
             sigma=sigma.clone(), C=C.clone(), p_sigma=zeros, p_c=zeros.clone(), g=counter,
             best_hist=torch.full((runs, 10 + math.ceil(30 * n / self.pop_size)), math.inf, dtype=mean.dtype,
                                  device=mean.device),
-            restarted=counter.clone())
+            restarted=counter.clone(), level=counter.clone(), filled=counter.clone(),
+            z_gen=mean.new_zeros(runs, gathered, n), y_gen=mean.new_zeros(runs, gathered, n),
+            f_gen=mean.new_full((runs, gathered), math.inf), out_gen=mean.new_zeros(runs, gathered))
 
     def ask_init(self, problem: Problem, runs: int) -> Proposal:
         """The first generation, drawn around a mean uniform in the box."""
@@ -204,6 +290,8 @@ class CMAES(Algorithm):
 
     # -- one generation -------------------------------------------------------------------------
     def ask(self, problem: Problem, s: CMAESState) -> Proposal:
+        """lambda0 samples of the run's distribution: its whole generation, or with IPOP the next
+        lambda0 of its lambda (the distribution does not change within a generation)."""
         runs, n = s.mean.shape
         d2, B = torch.linalg.eigh(s.C)  # C = B D^2 B^T, batched over the runs
         d = d2.clamp(min=torch.finfo(d2.dtype).tiny).sqrt()
@@ -212,57 +300,100 @@ class CMAES(Algorithm):
         x = s.mean[:, None, :] + s.sigma[:, None, None] * y  # (40)
         return Proposal(torch.clamp(x, problem.lower, problem.upper), z=z, y=y, B=B, d=d)
 
-    def tell(self, problem: Problem, s: CMAESState, p: Proposal, f: torch.Tensor) -> CMAESState:
-        runs, lam, n = p.y.shape
-        P = table1(n, lam)
-        mu, c_s, d_s, c_c, c_1, c_mu, chi_n = (P[k] for k in ("mu", "c_sigma", "d_sigma", "c_c", "c_1", "c_mu", "chi_n"))
-        w = math.log((lam + 1) / 2) - torch.log(torch.arange(1, mu + 1, dtype=p.y.dtype, device=p.y.device))  # (49)
-        w = w / w.sum()  # (53), made on the device: no host-to-device copy in the step
+    def _generation(self, s: CMAESState, p: Proposal, f: torch.Tensor, outside: torch.Tensor):
+        """The generation's z, y, f and squared distances clipped, (runs, L, ...) with L its largest
+        size; which runs complete it (runs,); the state's gathering fields after this step. Without
+        IPOP a step's lambda0 points are the generation; with it they are written at each run's
+        `filled` offset, and the run's generation is complete once lambda_k points are in."""
+        if not self.ipop:
+            everyone = torch.ones_like(s.filled, dtype=torch.bool)
+            return p.z, p.y, f, outside, everyone, dict(filled=s.filled, z_gen=s.z_gen, y_gen=s.y_gen,
+                                                        f_gen=s.f_gen, out_gen=s.out_gen)
+        runs, chunk, n = p.z.shape
+        at = s.filled[:, None] + torch.arange(chunk, device=f.device)  # (runs, lambda0) slots
+        z = s.z_gen.scatter(1, at[..., None].expand(-1, -1, n), p.z)
+        y = s.y_gen.scatter(1, at[..., None].expand(-1, -1, n), p.y)
+        f_all, out_all = s.f_gen.scatter(1, at, f), s.out_gen.scatter(1, at, outside)
+        filled = s.filled + chunk
+        complete = filled >= self._sizes(s, f.device)[:, 0]
+        return z, y, f_all, out_all, complete, dict(filled=torch.where(complete, 0, filled), z_gen=z, y_gen=y,
+                                                    f_gen=f_all, out_gen=out_all)
 
+    def _sizes(self, s: CMAESState, device) -> torch.Tensor:
+        """(runs, 4) per run: lambda, the ranks of the interquartile range, TolFun's history length."""
+        return _level_table(s.mean.shape[1], self.populations(), s.mean.dtype, device)[2][s.level]
+
+    def tell(self, problem: Problem, s: CMAESState, p: Proposal, f: torch.Tensor) -> CMAESState:
+        runs, n = s.mean.shape
+        rates, weights, sizes = (t[s.level] for t in _level_table(n, self.populations(), p.y.dtype, p.y.device))
+        one_minus_cs, ps_gain, damp, one_minus_cc, pc_gain, c_c, two_minus_cc, c_1, c_mu = rates.unbind(-1)
+        lam, lo, hi, hist_len = sizes.unbind(-1)
         # ranking: f of the clipped point, plus pycma's BoundPenalty on the distance clipped
-        unclipped = s.mean[:, None, :] + s.sigma[:, None, None] * p.y
-        outside = ((unclipped - p.x) ** 2).sum(-1)
-        ordered = f.sort(-1).values
-        iqr = ordered[:, min(3 * (lam + 1) // 4, lam - 1)] - ordered[:, (lam + 1) // 4]
+        outside = ((s.mean[:, None, :] + s.sigma[:, None, None] * p.y - p.x) ** 2).sum(-1)
+        z, y, f_all, outside, complete, gathering = self._generation(s, p, f, outside)
+        w = weights  # (runs, mu): (49), (53) for the run's lambda, zeros past its mu
+        mu, chi_n = w.shape[1], math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
+        in_generation = torch.arange(f_all.shape[1], device=f.device) < lam[:, None]
+
+        ordered = torch.where(in_generation, f_all, math.inf).sort(-1).values
+        iqr = ordered.gather(1, hi[:, None])[:, 0] - ordered.gather(1, lo[:, None])[:, 0]
         var = s.sigma ** 2 * s.C.diagonal(dim1=-2, dim2=-1).mean(-1)
         gamma = torch.where(torch.isfinite(iqr) & (iqr > 0), 2 * iqr, torch.ones_like(iqr)) / var
-        key = f + torch.where(outside > 0, gamma[:, None] * outside, torch.zeros_like(outside))
+        key = f_all + torch.where(outside > 0, gamma[:, None] * outside, torch.zeros_like(outside))
+        key = torch.where(in_generation, key, math.inf)
         best = key.argsort(dim=-1, stable=True)[:, :mu]  # i:lambda, i = 1..mu
-        y_sel = p.y.gather(1, best[..., None].expand(-1, -1, n))
-        z_sel = p.z.gather(1, best[..., None].expand(-1, -1, n))
+        y_sel = y.gather(1, best[..., None].expand(-1, -1, n))
+        z_sel = z.gather(1, best[..., None].expand(-1, -1, n))
 
-        y_w = (w[:, None] * y_sel).sum(1)  # (41)
-        mean = s.mean + P["c_m"] * s.sigma[:, None] * y_w  # (42)
-        C_inv_sqrt_y_w = ((w[:, None] * z_sel).sum(1)[:, None, :] @ p.B.transpose(-1, -2))[:, 0]  # = B <z>_w
-        p_sigma = (1 - c_s) * s.p_sigma + math.sqrt(c_s * (2 - c_s) * P["mu_eff"]) * C_inv_sqrt_y_w  # (43)
+        y_w = (w[..., None] * y_sel).sum(1)  # (41)
+        mean = s.mean + s.sigma[:, None] * y_w  # (42), c_m = 1
+        C_inv_sqrt_y_w = ((w[..., None] * z_sel).sum(1)[:, None, :] @ p.B.transpose(-1, -2))[:, 0]  # = B <z>_w
+        p_sigma = one_minus_cs[:, None] * s.p_sigma + ps_gain[:, None] * C_inv_sqrt_y_w  # (43)
         norm = p_sigma.norm(dim=-1)
-        sigma = s.sigma * torch.exp(c_s / d_s * (norm / chi_n - 1))  # (44)
+        sigma = s.sigma * torch.exp(damp * (norm / chi_n - 1))  # (44)
 
-        stall = 1 - (1 - c_s) ** (2 * (s.g + 1).to(p.y.dtype))
+        stall = 1 - one_minus_cs ** (2 * (s.g + 1).to(p.y.dtype))
         h_sigma = (norm / stall.sqrt() < (1.4 + 2 / (n + 1)) * chi_n).to(p.y.dtype)
-        p_c = (1 - c_c) * s.p_c + (h_sigma * math.sqrt(c_c * (2 - c_c) * P["mu_eff"]))[:, None] * y_w  # (45)
-        delta = (1 - h_sigma) * c_c * (2 - c_c)
+        p_c = one_minus_cc[:, None] * s.p_c + (h_sigma * pc_gain)[:, None] * y_w  # (45)
+        delta = (1 - h_sigma) * c_c * two_minus_cc
         rank_one = p_c[:, :, None] * p_c[:, None, :]
-        rank_mu = (w[:, None] * y_sel).transpose(-1, -2) @ y_sel  # sum_i w_i y_i y_i^T
-        C = (1 + c_1 * delta - c_1 - c_mu * w.sum())[:, None, None] * s.C + c_1 * rank_one + c_mu * rank_mu  # (47)
+        rank_mu = (w[..., None] * y_sel).transpose(-1, -2) @ y_sel  # sum_i w_i y_i y_i^T
+        C = (1 + c_1 * delta - c_1 - c_mu * w.sum(-1))[:, None, None] * s.C \
+            + c_1[:, None, None] * rank_one + c_mu[:, None, None] * rank_mu  # (47)
         C = (C + C.transpose(-1, -2)) / 2
 
         g = s.g + 1
-        hist = s.best_hist.scatter(1, (s.g % s.best_hist.shape[1])[:, None], f.min(-1, keepdim=True).values)
+        generation_best = torch.where(in_generation, f_all, math.inf).min(-1, keepdim=True).values
+        hist = s.best_hist.scatter(1, (s.g % s.best_hist.shape[1])[:, None], generation_best)
         new = CMAESState(x=p.x, f=f, mean=mean, sigma=sigma, C=C, p_sigma=p_sigma, p_c=p_c, g=g, best_hist=hist,
-                         restarted=s.restarted)
-        return self._restart(problem, new, f, p, s.g) if self.restarts else new
+                         restarted=s.restarted, level=s.level, **gathering)
+        if self.ipop:  # a run whose generation is still being gathered keeps its distribution
+            new = dataclasses.replace(new, **{
+                k: torch.where(complete.view(-1, *[1] * (getattr(s, k).ndim - 1)), getattr(new, k), getattr(s, k))
+                for k in ("mean", "sigma", "C", "p_sigma", "p_c", "g", "best_hist")})
+        if not self.restarts:
+            return new
+        return self._restart(problem, new, f_all, in_generation, p, s.g, complete, hist_len)
 
-    # -- restarts (Appendix B.3's criteria; IPOP's population doubling not done) -----------------
-    def _restart(self, problem: Problem, s: CMAESState, f: torch.Tensor, p: Proposal, g_before) -> CMAESState:
+    # -- restarts (Appendix B.3's criteria; IPOP's population increase) --------------------------
+    def _restart(self, problem: Problem, s: CMAESState, f: torch.Tensor, in_generation: torch.Tensor, p: Proposal,
+                 g_before, complete, hist_len) -> CMAESState:
+        """s after (41)-(47) with each run that meets a termination criterion at the end of its
+        generation started again (f: the generation's values where `in_generation`)."""
         runs, n = s.mean.shape
         new_mean = uniform(problem.lower, problem.upper, (runs,))
         sigma0, C0 = self._start(problem, runs)
         sigma0_ = sigma0[0] if self.sigma0 is None else self.sigma0
         std = s.sigma[:, None] * s.C.diagonal(dim1=-2, dim2=-1).clamp(min=0).sqrt()
-        H = s.best_hist.shape[1]
-        tol_fun = ((s.g >= H) & (s.best_hist.max(-1).values - s.best_hist.min(-1).values < TOL_FUN)
-                   & (f.max(-1).values - f.min(-1).values < TOL_FUN))
+        H = s.best_hist.shape[1]  # the history of lambda0; a larger lambda reads its last hist_len
+        back = torch.arange(H, device=f.device)
+        recent = s.best_hist.gather(1, (s.g[:, None] - 1 - back) % H)
+        within = back < hist_len[:, None]
+        spread = (torch.where(within, recent, -math.inf).max(-1).values
+                  - torch.where(within, recent, math.inf).min(-1).values)
+        tol_fun = ((s.g >= hist_len) & (spread < TOL_FUN)
+                   & (torch.where(in_generation, f, -math.inf).max(-1).values
+                      - torch.where(in_generation, f, math.inf).min(-1).values < TOL_FUN))
         tol_x = ((std < TOL_X * sigma0_).all(-1) & (s.sigma[:, None] * s.p_c.abs() < TOL_X * sigma0_).all(-1))
         tol_x_up = std.max(-1).values > TOL_X_UP * sigma0_
         condition = (p.d.max(-1).values / p.d.min(-1).values) ** 2 > TOL_CONDITION
@@ -271,11 +402,12 @@ class CMAES(Algorithm):
         no_axis = (s.mean + 0.1 * s.sigma[:, None] * along == s.mean).all(-1)
         no_coord = (s.mean + 0.2 * std == s.mean).any(-1)
         broken = ~(torch.isfinite(s.sigma) & torch.isfinite(s.mean).all(-1) & torch.isfinite(s.C).flatten(1).all(-1))
-        stop = tol_fun | tol_x | tol_x_up | condition | no_axis | no_coord | broken
+        stop = complete & (tol_fun | tol_x | tol_x_up | condition | no_axis | no_coord | broken)
 
         v, m = stop[:, None], stop[:, None, None]
+        last = len(self.populations()) - 1
         return dataclasses.replace(
             s, mean=torch.where(v, new_mean, s.mean), sigma=torch.where(stop, sigma0, s.sigma),
             C=torch.where(m, C0, s.C), p_sigma=torch.where(v, 0.0, s.p_sigma), p_c=torch.where(v, 0.0, s.p_c),
             g=torch.where(stop, 0, s.g), best_hist=torch.where(v, math.inf, s.best_hist),
-            restarted=s.restarted + stop.long())
+            restarted=s.restarted + stop.long(), level=torch.where(stop, (s.level + 1).clamp(max=last), s.level))

@@ -330,6 +330,10 @@ def unsupported(algorithm) -> str | None:
     if type(algorithm) is not CMAES:
         return (f"the native kernel computes CMA-ES as written; {type(algorithm).__name__} changes it: "
                 "use engine='eager'")
+    if algorithm.ipop:
+        return ("the native kernel runs whole generations of one population; IPOP's restarts grow it "
+                "(restarts=True with pop_increase > 1): use engine='eager', or pop_increase=1 to restart at the "
+                "same population")
     return None
 
 
