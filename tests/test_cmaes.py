@@ -174,6 +174,9 @@ def test_restarts_begin_again_when_a_termination_criterion_holds():
 @pytest.mark.parametrize("bad, message", [
     (dict(sigma0=0.0), "cmaes: sigma0 must be > 0"), (dict(sigma0=float("nan")), "cmaes: sigma0 must be > 0"),
     (dict(sigma0="x"), "cmaes: sigma0 must be > 0"), (dict(restarts="yes"), "cmaes: restarts must be True or False"),
+    (dict(pop_increase=0), "cmaes: pop_increase must be an integer >= 1"),
+    (dict(pop_increase=1.5), "cmaes: pop_increase must be an integer >= 1"),
+    (dict(pop_size=10, max_pop=8), r"cmaes: max_pop must be an integer >= pop_size \(10\)"),
     (dict(pop_size=1), "cmaes needs a population of at least 2"),
 ])
 def test_bad_parameters_are_refused_clearly(bad, message):
@@ -278,12 +281,12 @@ def test_evaluations_to_target_match_pycma_on_more_functions(name, dim, lam, bud
 
 
 # -- IPOP: restarts that multiply the population ----------------------------------------------
-def _gathered_and_plain(n=4, lam0=6, runs=3, seed=0):
+def _gathered_and_plain(device="cpu", n=4, lam0=6, runs=3, seed=0):
     """An IPOP run set whose runs are at lambda = 2 lambda0 (as after one restart), stepped twice;
     the one generation of a plain lambda = 2 lambda0 CMA-ES made of the same samples; and the
     plain lambda0 generation of the second step's samples alone (a step that lost the first)."""
-    problem = hs.get_problem("elliptic", dim=n)
-    ipop = hs.CMAES(pop_size=lam0, restarts=True, max_pop=4 * lam0)
+    problem = hs.get_problem("elliptic", dim=n).to(device, torch.float64)
+    ipop = hs.CMAES(pop_size=lam0, restarts=True, pop_increase=2, max_pop=4 * lam0)
     torch.manual_seed(seed)
     p0 = ipop.ask_init(problem, runs)
     s0 = ipop.tell_init(problem, p0, problem.evaluate(p0.x))
@@ -301,8 +304,8 @@ def _gathered_and_plain(n=4, lam0=6, runs=3, seed=0):
     return s0, s1, s2, p1, p2, expected, half
 
 
-def test_an_ipop_generation_of_twice_lambda0_is_gathered_over_two_steps_and_equals_the_plain_one():
-    s0, s1, s2, p1, p2, expected, half = _gathered_and_plain()
+def test_an_ipop_generation_of_twice_lambda0_is_gathered_over_two_steps_and_equals_the_plain_one(device):
+    s0, s1, s2, p1, p2, expected, half = _gathered_and_plain(device)
     # the first step evaluates lambda0 points and leaves the distribution as it was
     for field in ("mean", "sigma", "C", "p_sigma", "p_c", "g", "best_hist"):
         assert torch.equal(getattr(s1, field), getattr(s0, field)), field
@@ -315,13 +318,13 @@ def test_an_ipop_generation_of_twice_lambda0_is_gathered_over_two_steps_and_equa
     assert torch.equal(s2.best_hist[:, 1], s2.f_gen[:, :12].min(-1).values)  # the generation's best
 
 
-def test_ipop_restarts_multiply_the_population_up_to_max_pop():
+def test_ipop_restarts_multiply_the_population_up_to_max_pop(device):
     """A criterion met at the end of a generation: the run restarts with lambda x 2, its next
-    generation taking two steps; at max_pop it stays there."""
+    generation taking two steps; then x 4; at max_pop it stays there."""
     problem = hs.get_problem("rastrigin", dim=5)
-    algo = hs.CMAES(pop_size=8, restarts=True, max_pop=16)
-    assert algo.populations() == (8, 16) and algo.ipop
-    r = hs.Runner(problem, algo, runs=3, seed=1, device="cpu", engine="eager")
+    algo = hs.CMAES(pop_size=8, restarts=True, pop_increase=2, max_pop=32)
+    assert algo.populations() == (8, 16, 32) and algo.ipop
+    r = hs.Runner(problem, algo, runs=3, seed=1, device=device, engine="eager")
     r.step(2)
     r.state.sigma[1] = 1e-30  # TolX in run 1 only
     r.step(1)
@@ -332,36 +335,63 @@ def test_ipop_restarts_multiply_the_population_up_to_max_pop():
     assert r.state.filled.tolist() == [0, 8, 0]
     r.step(1)
     assert not torch.equal(r.state.mean[1], mean[1]) and r.state.g.tolist()[1] == 1
-    r.state.sigma[1] = 1e-30
-    r.step(2)
-    assert r.state.restarted.tolist() == [0, 2, 0] and r.state.level.tolist() == [0, 1, 0]  # held at max_pop
+    for level, steps in ((2, 2), (2, 4)):  # lambda 16 completes in 2 steps, then 32 in 4
+        r.state.sigma[1] = 1e-30
+        r.step(steps)
+        assert r.state.level.tolist() == [0, level, 0] and r.state.filled.tolist() == [0, 0, 0]
+    assert r.state.restarted.tolist() == [0, 3, 0]
+
+
+def test_tolfun_reads_the_history_length_of_the_runs_lambda():
+    """On a constant function only TolFun ends a run, after 10 + ceil(30 n / lambda)
+    generations: with n = 4 and lambda 6, 12, 24, 48 (48 held) that is 30, 20, 15, 13 and 13
+    generations, 30, 40, 60, 104 and 104 steps of 6 points (the first 30 counting the initial
+    generation, which precedes step 1); each restart empties the history."""
+    flat = hs.TorchFunction(lambda x: torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device), 4, -5.0, 5.0,
+                            name="flat")
+    r = hs.Runner(flat, hs.CMAES(pop_size=6, restarts=True, pop_increase=2, max_pop=48), runs=2, seed=0,
+                  device="cpu", dtype="float64", engine="eager")
+    restarts_at = []
+    for step in range(1, 339):
+        before = r.state.restarted.clone()
+        r.step(1)
+        if (r.state.restarted > before).any():
+            assert (r.state.restarted > before).all()  # both runs alike
+            assert torch.isinf(r.state.best_hist).all() and (r.state.filled == 0).all()
+            restarts_at.append(step)
+    assert restarts_at == [29, 69, 129, 233, 337], restarts_at
 
 
 def test_ipop_solves_rastrigin_where_restarts_at_the_same_population_do_not():
     """Rastrigin's global structure shows at large populations (Auger & Hansen 2005, and the
     reason for IPOP): with the same budget, IPOP's runs reach the global optimum more often."""
     kw = dict(dim=5, evals=40_000, runs=12, seed=3, device="cpu", engine="eager", dtype="float64")
-    ipop = hs.minimize("rastrigin", hs.CMAES(pop_size=8, restarts=True), **kw)
-    fixed = hs.minimize("rastrigin", hs.CMAES(pop_size=8, restarts=True, pop_increase=1), **kw)
+    ipop = hs.minimize("rastrigin", hs.get_algorithm("cmaes", preset="ipop", pop_size=8), **kw)
+    fixed = hs.minimize("rastrigin", hs.CMAES(pop_size=8, restarts=True), **kw)
     solved_ipop, solved_fixed = int((ipop.best_f < 1e-8).sum()), int((fixed.best_f < 1e-8).sum())
     assert solved_ipop >= 10 and solved_fixed <= 6, (solved_ipop, solved_fixed)  # measured: 12 and 4
     assert stats.fisher_exact([[solved_ipop, 12 - solved_ipop], [solved_fixed, 12 - solved_fixed]])[1] < 0.05
 
 
 def test_ipop_sizes_follow_the_budget_and_the_native_kernel_declines_it():
-    assert hs.CMAES(pop_size=10, restarts=True).for_run(10, 200_000).populations()[-1] == 1280  # 100 x 2560 > 2e5
-    assert hs.CMAES(pop_size=10, restarts=True).populations()[-1] == 10 * 2 ** 9
+    ipop = hs.get_algorithm("cmaes", preset="ipop", pop_size=10)
+    assert ipop.for_run(10, 200_000).populations()[-1] == 1280  # 100 x 2560 > 2e5
+    assert ipop.with_horizon(19_999).populations()[-1] == 1280  # the same budget in steps of 10 points
+    assert ipop.populations()[-1] == 10 * 2 ** 9  # no budget: a bare Runner
+    assert not ipop.for_run(10, 1500).ipop and ipop.for_run(10, 1500).populations() == (10,)  # too small to grow
     assert hs.CMAES(pop_size=10, restarts=True, pop_increase=3, max_pop=100).populations() == (10, 30, 90)
-    assert hs.CMAES(pop_size=10).populations() == (10,) == hs.CMAES(pop_size=10, pop_increase=1).populations()
-    r = hs.minimize("sphere", hs.CMAES(pop_size=6, restarts=True), dim=3, iters=5, device="cpu")
-    assert r.extra["engine"] == "eager"
+    assert hs.CMAES(pop_size=10).populations() == (10,) == hs.CMAES(pop_size=10, restarts=True).populations()
+    algo = hs.CMAES(pop_size=6, restarts=True, pop_increase=2, max_pop=12)
+    assert hs.minimize("sphere", algo, dim=3, iters=5, device="cpu").extra["engine"] == "eager"
     with pytest.raises(ValueError, match="IPOP's restarts grow it"):
-        hs.minimize("sphere", hs.CMAES(pop_size=6, restarts=True), dim=3, iters=5, device="cpu", engine="native")
+        hs.minimize("sphere", algo, dim=3, iters=5, device="cpu", engine="native")
+    assert hs.minimize("sphere", hs.CMAES(pop_size=6, restarts=True), dim=3, iters=5, device="cpu",
+                       engine="native").extra["engine"] == "native"  # restarts at one lambda: the kernel's
 
 
 def test_ipop_resumes_bit_identically_from_a_checkpoint_inside_a_generation(tmp_path):
     kw = dict(dim=4, runs=3, device="cpu", engine="eager")
-    algo = hs.CMAES(pop_size=6, sigma0=0.05, restarts=True, max_pop=48)
+    algo = hs.CMAES(pop_size=6, sigma0=0.05, restarts=True, pop_increase=2, max_pop=48)
     whole = hs.minimize("rastrigin", algo, iters=400, seed=5, **kw)
     part = hs.minimize("rastrigin", algo, iters=257, seed=5, checkpoint=tmp_path / "c.ckpt", **kw)
     assert part.iterations == 257

@@ -168,7 +168,7 @@ KERNELS = {  # every native kernel (Firefly in both updates), for a population a
     "lshade": lambda pop, iters: hs.LSHADE(pop_size=pop, max_evals=pop * (iters + 1)),  # shrinking over the run
     "jso": lambda pop, iters: hs.JSO(pop_size=pop, max_evals=pop * (iters + 1)),
     "cmaes": lambda pop, iters: hs.CMAES(pop_size=pop),
-    "cmaes-restarts": lambda pop, iters: hs.CMAES(pop_size=pop, restarts=True, pop_increase=1),
+    "cmaes-restarts": lambda pop, iters: hs.CMAES(pop_size=pop, restarts=True),
 }
 
 

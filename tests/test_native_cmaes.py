@@ -26,7 +26,7 @@ PROBLEMS = {  # inline, and evaluated by the problem between kernel calls
 VARIANTS = {
     "default": dict(pop_size=13),
     "sigma0": dict(pop_size=8, sigma0=0.5),
-    "restarts": dict(pop_size=13, restarts=True, pop_increase=1),
+    "restarts": dict(pop_size=13, restarts=True),
 }
 
 
@@ -85,8 +85,7 @@ def test_restarts_are_eagers(criterion, dtype):
     """Each run's state pushed so that one criterion holds in one run only: the native
     generation restarts that run, with eager's uniforms, as eager does, and no other."""
     problem = hs.get_problem("rastrigin", dim=5)
-    runner = hs.Runner(problem, hs.CMAES(pop_size=10, restarts=True, pop_increase=1), runs=3, seed=2, device="cpu",
-                       dtype=dtype,
+    runner = hs.Runner(problem, hs.CMAES(pop_size=10, restarts=True), runs=3, seed=2, device="cpu", dtype=dtype,
                        engine="native")
     algo, native = runner.algorithm, runner._kernels
     runner.step(3)
@@ -149,8 +148,8 @@ def test_native_runs_reach_1e8_within_eagers_budget(name, dim, lam, iters):
 def test_native_runs_converge_like_eager_runs(name, dim, restarts):
     """Final values, and (with restarts) how often runs restart, alike in distribution."""
     kw = dict(dim=dim, runs=30, device="cpu")
-    eager = hs.Runner(name, hs.CMAES(restarts=restarts, pop_increase=1), engine="eager", seed=0, **kw)
-    native = hs.Runner(name, hs.CMAES(restarts=restarts, pop_increase=1), engine="native", seed=1, **kw)
+    eager = hs.Runner(name, hs.CMAES(restarts=restarts), engine="eager", seed=0, **kw)
+    native = hs.Runner(name, hs.CMAES(restarts=restarts), engine="native", seed=1, **kw)
     eager.step(400)
     native.step(400)
     assert native._engine_used() == "native"

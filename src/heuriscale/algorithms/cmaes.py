@@ -66,20 +66,26 @@ Choices:
   sigma0), TolXUp (sigma sqrt(max C_ii) above 1e4 sigma0), ConditionCov (cond(C) > 1e14),
   NoEffectAxis, NoEffectCoord, or a non-finite sigma, m or C. A restart draws a new uniform
   mean and resets sigma, C, the paths and the counters; not done: the Stagnation and
-  EqualFunValues criteria. `restarted` counts the restarts of each run.
-- IPOP: each restart multiplies the run's lambda by `pop_increase` (Auger & Hansen's 2; 1
-  restarts at the same lambda), up to `max_pop`; Table 1 (mu, the weights, the rates, TolFun's
-  history) follows the run's lambda. The engine's steps evaluate the same number of points in
-  every run, so a step evaluates lambda0 = `pop_size` points of each run, and a run at
-  lambda = lambda0 x 2^k gathers its generation over 2^k steps (its distribution does not
+  EqualFunValues criteria. `restarted` counts the restarts of each run. By itself it restarts
+  at the same lambda (`pop_increase=1`).
+- IPOP (preset `ipop`: `restarts=True, pop_increase=2`): each restart multiplies the run's
+  lambda by `pop_increase` (Auger & Hansen's 2), up to `max_pop`; Table 1 (the tutorial's mu,
+  weights, rates and TolFun's history length, not the CEC 2005 paper's constants) follows the
+  run's lambda. The engine's steps evaluate the same number of points in every run, so a step
+  evaluates lambda0 = `pop_size` points of each run, and a run at lambda = lambda0 x
+  pop_increase^k gathers its generation over pop_increase^k steps (its distribution does not
   change within a generation, so the samples are those of one generation of lambda drawn in
-  parts); at the step that completes it, (41)-(47) and the termination criteria run over all
-  lambda points, the penalty's gamma from their interquartile range. Evaluations are counted
-  as the paper counts them, lambda per generation; a budget may end inside a generation, whose
-  points count (they were evaluated) and update nothing. `max_pop` left None is lambda0 x pop_increase^9, or with an
-  evaluation budget the largest lambda of which it holds IPOP_GENERATIONS (100) generations
-  (our choice: a run set keeps a generation of the largest lambda, runs x max_pop x (2n + 2)
-  numbers, and a step writes into them). Without IPOP these fields are empty.
+  parts, and C is decomposed again at each of them); at the step that completes it, (41)-(47)
+  and the termination criteria run over all lambda points, the penalty's gamma from their
+  interquartile range. Evaluations are counted as the paper counts them, lambda per
+  generation; a budget may end inside a generation, whose points count (they were evaluated)
+  and update nothing. The cost: every step writes, ranks and weighs the generation buffers of
+  the largest lambda for every run, whatever its own lambda, so `max_pop` left None is kept
+  small: with a budget (`evals`, or `iters` steps of lambda0 points) the largest lambda0 x
+  pop_increase^k, k <= 9, of which the budget holds IPOP_GENERATIONS (100) generations (our
+  choice; a larger one could hardly converge within it); without one (a bare `Runner`)
+  lambda0 x pop_increase^9. A budget too small for one increase leaves the run without IPOP
+  (`ipop` is False; it restarts at lambda0). Without IPOP the buffers are empty.
 - Islands: migrants carry x and f only (`individual_fields`) and replace the worst points
   of the last generation, which the next generation, drawn from (m, sigma, C), does not
   use: islands of CMA-ES run independently.
@@ -87,8 +93,8 @@ Choices:
 This file is the algorithm's whole specification: eager on CUDA (`torch.linalg.eigh`
 synchronises with the host, so a CUDA graph cannot capture the step: `uncapturable`, and
 engine="graph" / "compiled" say so); on the CPU a native kernel computes the same generations
-(engine/kernels/cmaes/cpu.py, tested against this step with the same random numbers), all but
-IPOP's (restarts at one lambda, pop_increase=1, it has; with IPOP `auto` takes this step).
+(engine/kernels/cmaes/cpu.py, tested against this step with the same random numbers), restarts
+at one lambda included; IPOP runs this step on the CPU too (`auto` picks it).
 """
 
 from __future__ import annotations
@@ -137,16 +143,17 @@ class CMAESState(State):
     p_sigma: torch.Tensor  # (runs, n) conjugate evolution path
     p_c: torch.Tensor  # (runs, n) evolution path
     g: torch.Tensor  # (runs,) generations since the run's (re)start, int64
-    best_hist: torch.Tensor  # (runs, 10 + ceil(30 n / lambda)) best value of recent generations (TolFun)
+    best_hist: torch.Tensor  # (runs, 10 + ceil(30 n / lambda0)) best values of recent generations (TolFun;
+    #                          a larger lambda reads its last 10 + ceil(30 n / lambda), a circular buffer)
     restarted: torch.Tensor  # (runs,) restarts so far, int64
     # IPOP (restarts with a growing population; empty or zero otherwise): the generation being
     # gathered, one step's lambda0 points at a time (see `CMAES.tell`)
     level: torch.Tensor  # (runs,) k: the run's lambda is lambda0 x pop_increase^k, int64
     filled: torch.Tensor  # (runs,) points of this generation evaluated so far, int64
-    z_gen: torch.Tensor  # (runs, max_pop, n) this generation's z_k so far
-    y_gen: torch.Tensor  # (runs, max_pop, n) and y_k
-    f_gen: torch.Tensor  # (runs, max_pop) and f(x_k)
-    out_gen: torch.Tensor  # (runs, max_pop) and |x_k - clipped x_k|^2
+    z_gen: torch.Tensor  # (runs, L, n) this generation's z_k so far, L = populations()[-1] (0 without IPOP)
+    y_gen: torch.Tensor  # (runs, L, n) and y_k
+    f_gen: torch.Tensor  # (runs, L) and f(x_k)
+    out_gen: torch.Tensor  # (runs, L) and |x_k - clipped x_k|^2
 
 
 @functools.lru_cache(maxsize=64)
@@ -162,10 +169,10 @@ def _level_table(n: int, lambdas: tuple[int, ...], dtype: torch.dtype, device: t
         c_s, c_c = P["c_sigma"], P["c_c"]
         rows.append([1 - c_s, math.sqrt(c_s * (2 - c_s) * P["mu_eff"]), c_s / P["d_sigma"], 1 - c_c,
                      math.sqrt(c_c * (2 - c_c) * P["mu_eff"]), c_c, 2 - c_c, P["c_1"], P["c_mu"]])
-        w = math.log((lam + 1) / 2) - torch.log(torch.arange(1, P["mu"] + 1, dtype=dtype))  # (49)
+        w = math.log((lam + 1) / 2) - torch.log(torch.arange(1, P["mu"] + 1, dtype=dtype, device=device))  # (49)
         weights.append(torch.nn.functional.pad(w / w.sum(), (0, mu_max - P["mu"])))  # (53)
     sizes = [[lam, (lam + 1) // 4, min(3 * (lam + 1) // 4, lam - 1), 10 + math.ceil(30 * n / lam)] for lam in lambdas]
-    return (torch.tensor(rows, dtype=dtype, device=device), torch.stack(weights).to(device),
+    return (torch.tensor(rows, dtype=dtype, device=device), torch.stack(weights),
             torch.tensor(sizes, dtype=torch.int64, device=device))
 
 
@@ -180,8 +187,8 @@ class CMAES(Algorithm):
     pop_size: int | None = None  # None: Table 1's lambda for the problem's dimension (48)
     sigma0: float | None = None
     restarts: bool = False
-    pop_increase: int = 2  # IPOP's factor (Auger & Hansen 2005)
-    max_pop: int | None = None  # None: lambda0 x pop_increase^9, or what the budget holds (for_run)
+    pop_increase: int = 1  # IPOP's factor at each restart: 2 (Auger & Hansen 2005; preset "ipop")
+    max_pop: int | None = None  # IPOP's largest lambda; None: what the budget holds (see Choices)
 
     name = "cmaes"
     paper = "Hansen, The CMA Evolution Strategy: A Tutorial, arXiv:1604.00772 (2016)"
@@ -198,8 +205,8 @@ class CMAES(Algorithm):
         if not isinstance(self.restarts, bool):
             raise ValueError(f"cmaes: restarts must be True or False, got {self.restarts!r}")
         if not is_integer(self.pop_increase) or self.pop_increase < 1:
-            raise ValueError(f"cmaes: pop_increase must be an integer >= 1 (IPOP's 2; 1 restarts at the same "
-                             f"population), got {self.pop_increase!r}")
+            raise ValueError(f"cmaes: pop_increase must be an integer >= 1 (IPOP's 2; 1, the default, restarts "
+                             f"at the same population), got {self.pop_increase!r}")
         if self.max_pop is not None and (not is_integer(self.max_pop) or self.max_pop < 2
                                          or (self.pop_size is not None and self.max_pop < self.pop_size)):
             raise ValueError(f"cmaes: max_pop must be an integer >= pop_size ({self.pop_size}), got {self.max_pop!r}")
@@ -213,23 +220,34 @@ class CMAES(Algorithm):
         return self.default_lambda(max(dim, 1))
 
     def for_run(self, dim: int, evals: int | None) -> CMAES:
-        """Also IPOP's largest population, left None: the largest lambda0 x pop_increase^k (k <= 9)
-        of which `evals` holds IPOP_GENERATIONS generations. A larger one could hardly converge
-        within the budget, and a run set holds a generation of it (runs x max_pop x (2n + 2)
-        numbers, which each step writes into)."""
+        """Also IPOP's largest population, left None: see `with_budget`."""
         algo = super().for_run(dim, evals)
-        if algo.ipop and algo.max_pop is None and evals is not None:
-            largest = algo.pop_size
-            while (largest * algo.pop_increase * IPOP_GENERATIONS <= evals
-                   and largest * algo.pop_increase <= algo.pop_size * algo.pop_increase ** 9):
-                largest *= algo.pop_increase
-            algo = dataclasses.replace(algo, max_pop=largest)
-        return algo
+        return algo.with_budget(evals) if evals is not None else algo
+
+    def with_horizon(self, steps: float) -> CMAES:
+        """Also IPOP's largest population, left None, for a run of `steps` steps of lambda0 points."""
+        algo = super().with_horizon(steps)
+        if self.pop_size is None or not math.isfinite(steps):
+            return algo
+        return algo.with_budget(self.pop_size * (int(steps) + 1))
+
+    def with_budget(self, evals: int) -> CMAES:
+        """`max_pop` left None set for a budget of `evals` evaluations per run: the largest
+        lambda0 x pop_increase^k (k <= 9) of which it holds IPOP_GENERATIONS generations."""
+        if not (self.restarts and self.pop_increase > 1 and self.max_pop is None and self.pop_size is not None):
+            return self
+        largest = self.pop_size
+        while (largest * self.pop_increase * IPOP_GENERATIONS <= evals
+               and largest * self.pop_increase <= self.pop_size * self.pop_increase ** 9):
+            largest *= self.pop_increase
+        return dataclasses.replace(self, max_pop=largest)
 
     @property
     def ipop(self) -> bool:
-        """True when restarts grow the population (IPOP)."""
-        return self.restarts and self.pop_increase > 1
+        """True when restarts grow the population (IPOP): `pop_increase` > 1 and room for it."""
+        if not self.restarts or self.pop_increase == 1:
+            return False
+        return self.pop_size is None or self.max_pop is None or self.max_pop >= self.pop_size * self.pop_increase
 
     def populations(self) -> tuple[int, ...]:
         """The lambdas a run goes through: lambda0 (`pop_size`), and with IPOP lambda0 x
@@ -340,7 +358,8 @@ class CMAES(Algorithm):
         var = s.sigma ** 2 * s.C.diagonal(dim1=-2, dim2=-1).mean(-1)
         gamma = torch.where(torch.isfinite(iqr) & (iqr > 0), 2 * iqr, torch.ones_like(iqr)) / var
         key = f_all + torch.where(outside > 0, gamma[:, None] * outside, torch.zeros_like(outside))
-        key = torch.where(in_generation, key, math.inf)
+        if self.ipop:  # slots past the run's lambda last; so does a NaN key (f = -inf with a penalty of inf)
+            key = torch.where(in_generation & ~key.isnan(), key, math.inf)
         best = key.argsort(dim=-1, stable=True)[:, :mu]  # i:lambda, i = 1..mu
         y_sel = y.gather(1, best[..., None].expand(-1, -1, n))
         z_sel = z.gather(1, best[..., None].expand(-1, -1, n))
