@@ -2,6 +2,7 @@
 computes nothing and rewrites the same bytes, a killed campaign that resumes, bad input."""
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -319,3 +320,23 @@ def test_cli_warns_before_a_campaign_whose_tests_cannot_reach_alpha(fast_figures
     res = _cli(CAMPAIGN + ["--out", str(tmp_path / "five")])  # 5 runs x 2 functions: 0.016 < 0.05
     assert res.exit_code == 0 and "warning: " not in res.output
     assert not (tmp_path / "five" / "results.sqlite.lock").exists()  # a finished campaign leaves no lock file
+
+
+def test_campaign_runs_on_cuda_take_the_eager_step_where_no_graph_can_capture_it():
+    """CMA-ES's eigh synchronises with the host: a campaign's CUDA runs of it are eager (they
+    asked for graph replay, which the engine refuses), the others' still replay graphs."""
+    from heuriscale.studies.study import RunConfig, build, engine_for
+
+    cmaes = RunConfig(algorithm="cmaes", problem="cec2022-f1", dim=10, iters=1000, device="cuda")
+    assert engine_for(cmaes, *build(cmaes)) == "eager"
+    de = dataclasses.replace(cmaes, algorithm="de")
+    assert engine_for(de, *build(de)) == "graph"
+
+
+@pytest.mark.gpu
+def test_a_cuda_campaign_with_cmaes_runs(fast_figures, tmp_path):
+    res = _cli(["compare", "--algorithms", "cmaes,de", "--suite", "cec2022", "--functions", "f1", "--dims", "10",
+                "--runs", "3", "--evals", "3000", "--device", "cuda", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    assert sorted({r["algorithm"] for r in rows}) == ["cmaes", "de"] and len(rows) == 6

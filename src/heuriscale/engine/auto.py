@@ -60,7 +60,7 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     if engine == "auto":
         if device.type == "cpu":
             return "native" if why_not_native(algorithm, problem, device) is None else "eager"
-        if device.type != "cuda" or problem.stochastic or _uncapturable(algorithm):
+        if device.type != "cuda" or problem.stochastic or why_not_graph(algorithm):
             return "eager"
         if problem.host_bound:  # no graph: the fused kernels launched around each host evaluation
             return "fused" if why_not_picked(algorithm, problem, device) is None else "eager"
@@ -78,12 +78,12 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
                          "engine='eager', or 'fused' where the algorithm has fused kernels")
     if engine != "eager" and problem.stochastic:
         raise ValueError(f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'")
-    if engine != "eager" and _uncapturable(algorithm):
-        raise ValueError(f"{_uncapturable(algorithm)}; use engine='eager'")
+    if engine != "eager" and why_not_graph(algorithm):
+        raise ValueError(f"{why_not_graph(algorithm)}; use engine='eager'")
     return engine
 
 
-def _uncapturable(algorithm) -> str | None:
+def why_not_graph(algorithm) -> str | None:
     """Why a CUDA graph cannot capture the algorithm's step (its `uncapturable`), or None."""
     owner = algorithm.stepping()
     why = type(owner).uncapturable
@@ -141,8 +141,8 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
         return Choice("eager", "profile=True synchronises around every phase, which a CUDA graph cannot")
     if problem.stochastic:
         return Choice("eager", f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture")
-    if _uncapturable(runner.algorithm):
-        return Choice("eager", _uncapturable(runner.algorithm))
+    if why_not_graph(runner.algorithm):
+        return Choice("eager", why_not_graph(runner.algorithm))
     if problem.host_bound:
         return _choose_for_host_objective(runner, steps)
     fast = fast_engine(runner.algorithm, problem, device)

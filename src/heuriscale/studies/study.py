@@ -20,6 +20,7 @@ import torch
 
 from .. import algorithms, local, problems
 from ..engine import Result, Runner, minimize
+from ..engine.auto import why_not_graph
 from ..engine.history import TARGET_EXPONENTS
 from ..engine.kernels import why_not_native, why_not_picked
 from .store import ResultStore, describe
@@ -140,17 +141,19 @@ def engine_for(config: RunConfig, problem, algo) -> str:
     On CUDA: the fused kernels where they exist and pay (`why_not_picked`; compiled once per process), else graph
     replay of the uncompiled step (capture takes milliseconds, while compiling again for
     every run of a grid would take seconds each). Eager for profiled runs (their phases are
-    timed one by one), for short runs on CUDA, and where no fast path exists."""
+    timed one by one), for short runs on CUDA, for steps a graph cannot capture (CMA-ES's
+    eigh), and where no fast path exists."""
     if config.device == "cpu" and not config.profile:
         return "native" if why_not_native(algo, problem, torch.device("cpu")) is None else "eager"
     if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256 \
-            or problem.stochastic:
+            or problem.stochastic or why_not_graph(algo):
         return "eager"
     return "fused" if why_not_picked(algo, problem, torch.device(config.device)) is None else "graph"
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:
-    engine = "graph" if config.device.startswith("cuda") else engine_for(config, problem, algo)
+    cuda = config.device.startswith("cuda")
+    engine = ("eager" if why_not_graph(algo) else "graph") if cuda else engine_for(config, problem, algo)
     runner = Runner(problem, algo.with_horizon(config.iters), runs=1, device=config.device, dtype=config.dtype,
                     seed=seed, engine=engine, islands=False)
     shots = {}
