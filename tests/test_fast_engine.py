@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import heuriscale as hs
+from registered import small
 
 def _cuda():
     if not torch.cuda.is_available():
@@ -108,3 +109,45 @@ def test_no_garbage_collection_runs_while_a_graph_is_captured():
         gc.set_threshold(*thresholds)
     assert r.extra["engine"] == "graph" and len(during_capture) > 100  # it did collect, often
     assert not any(during_capture)
+
+
+def test_launch_compiles_only_inside_compiled_together():
+    """A fused iteration's kernels go through `launch`: a launch outside, only a compilation
+    (handed to a thread) inside, so a first run compiles all of them at once."""
+    from heuriscale.engine.kernels.cuda_common import compiled_together, launch
+
+    calls = []
+
+    class Kernel:
+        def warmup(self, *args, grid, **kwargs):
+            calls.append(("compile", grid, args, kwargs))
+
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: calls.append(("launch", grid, args, kwargs))
+
+    launch(Kernel(), (2, 3), 1, x=2)
+    with compiled_together():
+        launch(Kernel(), (4,), 5, y=6)
+    launch(Kernel(), (7,), 8)
+    assert calls == [("launch", (2, 3), (1,), {"x": 2}), ("compile", (4,), (5,), {"y": 6}), ("launch", (7,), (8,), {})]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["pso", "prs", "fep", "firefly", "apo"])
+def test_a_fused_run_compiles_its_kernels_in_its_set_up_and_launches_nothing_then(name):
+    from heuriscale.engine.kernels.cuda_common import compiled_together
+
+    _cuda()
+    algo = small(name, pop=64, horizon=50)
+    r = hs.Runner("rastrigin", algo, dim=8, runs=2, device="cuda", engine="fused", seed=0)
+    assert r.setup_time > 0
+    before = {k: v.clone() for k, v in vars(r.state).items()}
+    nan = r._guarded.nan_evals.clone()
+    with compiled_together():  # compiled already: nothing to build, and nothing runs
+        r._kernels(r.state, r.best_x, r._hit_iter, r._it, r.best_f, record=torch.empty_like(r.best_f))
+    torch.cuda.synchronize()
+    assert all(torch.equal(getattr(r.state, k), v) for k, v in before.items())
+    assert torch.equal(r._guarded.nan_evals, nan)
+    plain = hs.minimize("rastrigin", algo, dim=8, runs=2, iters=40, device="cuda", engine="fused", seed=3)
+    again = hs.minimize("rastrigin", algo, dim=8, runs=2, iters=40, device="cuda", engine="fused", seed=3)
+    assert torch.equal(plain.best_f, again.best_f)

@@ -167,6 +167,8 @@ class Runner:
         if self.engine == "native":  # compile, or load from the disk cache: setup, not steps
             with announcing_build("native", self.algorithm.stepping().name):
                 self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+        else:  # fused: every kernel compiled at once, in threads (setup, not steps)
+            self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
 
     def use_engine(self, engine: str, reason: str | None = None) -> None:
         """Switch to another engine before the first step: the runs then go exactly as if

@@ -53,6 +53,7 @@ from ..cuda_common import (
     FusedIteration,
     finish_run,
     interleave,
+    launch,
     new_values,
     row_tiles,
     store_block_best,
@@ -371,7 +372,7 @@ class FusedAPO(FusedIteration):
         if given and (self.given_scalars is None or self.given_ranks is None):
             raise ValueError("the fused APO test hook needs given_r, given_scalars and given_ranks together")
         wide = s.x.numel() >= 2**31
-        _renew[(self.runs,)](
+        launch(_renew, (self.runs,),
             self.renew, self.keys, self.given_scalars if given else self.f_sorted, self.coef, self.counter, it,
             self.seed, self.pop, self.runs * self.pop, GIVEN_R=given, WIDE=wide, TILE=self.renew_tile,
             num_warps=4 if self.renew_tile <= 1024 else 8,
@@ -389,7 +390,7 @@ class FusedAPO(FusedIteration):
             NP=self.pairs, WIDE=wide, BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps,
         )
         self.move_and_select(_move, args, self.cand, out.f)
-        _finish[(self.runs,)](
+        launch(_finish, (self.runs,),
             self.block_f, self.block_i, out.x, s.t, out.t, P=self.pop, D=self.dim, NB=self.blocks,
             BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )

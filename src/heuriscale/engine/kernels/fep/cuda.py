@@ -37,6 +37,7 @@ from ....algorithms.fep import learning_rates
 from ..cuda_common import (
     FusedIteration,
     interleave,
+    launch,
     new_values,
     pair_uniforms,
     row_tiles,
@@ -330,16 +331,16 @@ class FusedFEP(FusedIteration):
         union = 2 * self.pop
         given = self.given_opponents is not None
         bouts = min(1024, triton.next_power_of_2(union))
-        _tournament[(triton.cdiv(union, bouts), self.runs)](
+        launch(_tournament, (triton.cdiv(union, bouts), self.runs),
             s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.seed,
             self.pop, self.q, GIVEN=given, BLOCK=bouts, num_warps=4,
         )
-        _select[(self.runs,)](
+        launch(_select, (self.runs,),
             s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, N=self.pop, D=self.dim, Q=self.q,
             FP64=fp64, BITS=64 if fp64 else 32, LEVELS=triton.next_power_of_2(self.q + 1), TILE=min(self.select_tile, triton.next_power_of_2(union)),
             BLOCK_D=self.block_d, num_warps=self.select_warps, **self.track_args(best_x, hit, it, best_f, record),
         )
-        _survive[(self.blocks, self.runs)](
+        launch(_survive, (self.blocks, self.runs),
             s.x, s.eta, s.f, self.child_x, self.child_eta, self.child_f, self.keep, out.x, out.eta, out.f,
             self.pop, self.dim, WIDE=s.x.numel() >= 2**31, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
             num_warps=self.num_warps,

@@ -23,6 +23,7 @@ import triton.language as tl
 from ..cuda_common import (
     FusedIteration,
     finish_run,
+    launch,
     new_values,
     store_block_best,
     tile,
@@ -121,7 +122,7 @@ class FusedFirefly(FusedIteration):
             PRECISION=self.precision if s.x.dtype == torch.float32 else "ieee", **self.random_args(s.x),
         )
         self.move_and_select(_attract, args, out.x, out.f)
-        _finish[(self.runs,)](
+        launch(_finish, (self.runs,),
             self.block_f, self.block_i, out.x, N=self.pop, D=self.dim, NB=self.blocks, BLOCK_D=self.block_d,
             **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )

@@ -25,6 +25,7 @@ import triton.language as tl
 from ..cuda_common import (
     FusedIteration,
     finish_run,
+    launch,
     new_values,
     row_tiles,
     store_block_best,
@@ -154,7 +155,7 @@ class FusedPRS(FusedIteration):
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
         )
         self.move_and_select(_refract, args, s.x, s.f)
-        _decay[(self.runs,)](
+        launch(_decay, (self.runs,),
             self.block_f, self.block_i, self.block_s, s.x, s.apex, s.t, self.mean, P=self.pop, D=self.dim,
             NB=self.blocks, BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record),
             **self.reduce_args(),

@@ -25,6 +25,7 @@ import triton.language as tl
 from ..cuda_common import (
     FusedIteration,
     finish_run,
+    launch,
     new_values,
     row_tiles,
     store_block_best,
@@ -115,7 +116,7 @@ class FusedPSO(FusedIteration):
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
         )
         self.move_and_select(_move, args, s.x, s.f)
-        _best[(self.runs,)](
+        launch(_best, (self.runs,),
             self.block_f, self.block_i, s.x, s.gbest_x, s.gbest_f, P=self.pop, D=self.dim, NB=self.blocks,
             BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
         )
