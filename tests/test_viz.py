@@ -98,5 +98,6 @@ def test_figure_has_colour_bars_and_is_written(tmp_path):
     assert len(bars) == 2  # genes and fitness
     assert "gene value" in bars[0].get_ylabel() and "fitness" in bars[1].get_ylabel()
     config = SimpleNamespace(problem="fep-f5", algorithm_params={"pop_size": 800}, device="cpu")
-    path = _maps(_shots(x, x / 10), config, tmp_path / "maps.png")
+    path, caption = _maps(_shots(x, x / 10), config, tmp_path / "maps.png")
     assert path.is_file() and path.stat().st_size > 10_000
+    assert caption.startswith(f"Genome- and fitness-convergence maps of one run at {len(_shots(x, x))} generations (cpu)")

@@ -98,7 +98,7 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
             title, header, body = TABLES.get(exp.kind, _no_table)(exp, results, devices)
             # a refined run's (before, after) pairs go to the figures with it (they do not import this module)
             drawn = [(r, c, {**a, "pairs": hybrid_pairs(c, a)} if c.refine and a["runs"] else a) for r, c, a in results]
-            figs = [(path, figures.caption(path)) for path in figures.for_experiment(exp, drawn, folder / "figures")]
+            figs = figures.for_experiment(exp, drawn, folder / "figures")  # (path, caption) each
             notes = [_budget_note(exp, [(r, c, a) for r, c, a in results if a["runs"]])] + ([exp.differs] if exp.differs else [])
             notes += _restored_note(results)
             sections.append((exp, title, header, body, figs, notes))

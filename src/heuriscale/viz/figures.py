@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib
 
@@ -13,18 +14,25 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 
 
-def for_experiment(exp, results, folder: Path) -> list[Path]:
+class Drawn(NamedTuple):
+    """A figure written to `path`, with the sentence that says what it shows."""
+
+    path: Path
+    caption: str
+
+
+def for_experiment(exp, results, folder: Path) -> list[Drawn]:
     """Figures of one experiment (see `FIGURES`); an empty list when it has none."""
     draw = FIGURES.get(exp.kind)
     return draw(exp, results, folder) if draw else []
 
 
-def _save(fig, path: Path) -> Path:
+def _save(fig, path: Path, caption: str) -> Drawn:
     if fig.get_layout_engine() is None:  # figures made with layout="constrained" keep it
         fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return Drawn(path, caption)
 
 
 def _groups(results, key):
@@ -46,7 +54,9 @@ def time_vs_size(exp, results, folder):
     ax.set(xscale="log", yscale="log", xlabel="particles", ylabel="time per iteration (us)",
            title="Execution time vs number of particles")
     ax.legend(fontsize=8)
-    return [_save(fig, folder / f"{exp.name}_time_vs_particles.png")]
+    return [_save(fig, folder / f"{exp.name}_time_vs_particles.png",
+                  "Time per iteration against the number of particles, ours (solid) and the paper's (dashed), on "
+                  "the CPU and the GPU, log-log.")]
 
 
 def snapshots(exp, results, folder):
@@ -75,7 +85,8 @@ def _positions(shots, config, path):
         ax.set(title=f"iteration {it}", xlim=(-100, 100), ylim=(-100, 100), aspect="equal")
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.suptitle(f"{config.algorithm} particle positions, {config.problem}, {config.algorithm_params.get('pop_size')} particles")
-    return _save(fig, path)
+    return _save(fig, path, f"Particle positions of one run at iterations {', '.join(its)} ({config.device}); the star "
+                            "marks the optimum.")
 
 
 def grid_shape(n: int) -> tuple[int, int]:
@@ -165,7 +176,9 @@ def maps_figure(shots: dict, title: str):
 def _maps(shots, config, path):
     title = (f"Genome- and fitness-convergence (paper 004 Fig. 5), {config.problem}, "
              f"mu = {config.algorithm_params.get('pop_size')}, {config.device}")
-    return _save(maps_figure(shots, title), path)
+    return _save(maps_figure(shots, title), path,
+                 f"Genome- and fitness-convergence maps of one run at {len(shots)} generations ({config.device}): a "
+                 "converged tile is one flat colour, as in the paper's Fig. 5.")
 
 
 def _by_generation(exp, results, folder):
@@ -181,7 +194,9 @@ def _by_generation(exp, results, folder):
     right.set(xlabel="generation", ylabel="elapsed s", title="Time by generation")
     left.legend(fontsize=7)
     right.legend(fontsize=7)
-    return [_save(fig, folder / f"{exp.name}_by_generation.png")]
+    return [_save(fig, folder / f"{exp.name}_by_generation.png",
+                  "Best fitness by generation (left) and elapsed time by generation (right), one run per population "
+                  "size and device.")]
 
 
 ZERO_AT = 1e-9  # where an error reported as 0 (below 1e-8) is drawn on a log axis
@@ -194,7 +209,7 @@ def hybrid_trials(exp, results, folder):
     return [hybrid_figure(pairs, folder / f"{exp.name}_per_trial.png")] if pairs else []
 
 
-def hybrid_figure(pairs, path: Path) -> Path:
+def hybrid_figure(pairs, path: Path) -> Drawn:
     """`pairs`: (config, agg) of refined configurations, agg["pairs"] their (before, after) errors."""
     fns = list(dict.fromkeys(c.tags["function"] for c, _ in pairs))
     devices = list(dict.fromkeys(c.device for c, _ in pairs))
@@ -214,7 +229,8 @@ def hybrid_figure(pairs, path: Path) -> Path:
             ax.set(yscale="log", title=f"{fn} ({device})", xlabel="trial", ylabel="error f - f* (0 drawn at 1e-9)")
             ax.legend(fontsize=7)
     fig.suptitle("Per trial: the swarm's best before BFGS and after it, from the same run")
-    return _save(fig, path)
+    return _save(fig, path, "Each trial's error before BFGS (blue) joined to its error after BFGS (orange), both from "
+                            "the same run; errors below 1e-8 are reported as 0 and drawn at 1e-9.")
 
 
 def time_modes(exp, results, folder):
@@ -226,7 +242,8 @@ def time_modes(exp, results, folder):
         ax.boxplot([d for _, d in data], tick_labels=[m for m, _ in data])
         ax.set(title=fn, ylabel="ms per run")
     fig.suptitle("Execution time per run: CPU vs GPU vs GPU with CPU fitness")
-    paths = [_save(fig, folder / f"{exp.name}_distribution.png")]
+    paths = [_save(fig, folder / f"{exp.name}_distribution.png",
+                   "Time per run by mode (CPU, GPU, GPU with CPU fitness), one box per mode and function.")]
     sphere = {c.tags["mode"]: a for _, c, a in results if c.tags["function"] == "sphere"}
     if "cpu" in sphere and "gpu" in sphere:
         fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -234,7 +251,8 @@ def time_modes(exp, results, folder):
             ax.scatter(range(1, sphere[mode]["n"] + 1), [max(r["best_f"], 1e-17) for r in sphere[mode]["runs"]], label=mode, s=14)
         ax.set(yscale="log", xlabel="run", ylabel="final f", title="Sphere: solution quality, CPU vs GPU")
         ax.legend()
-        paths.append(_save(fig, folder / f"{exp.name}_quality_cpu_vs_gpu.png"))
+        paths.append(_save(fig, folder / f"{exp.name}_quality_cpu_vs_gpu.png",
+                           "Sphere: final value of each run on the CPU and on the GPU."))
     return paths
 
 
@@ -252,7 +270,8 @@ def phases(exp, results, folder):
         bottom += np.asarray(stacks[p])
     ax.set(ylabel="seconds", title="Time per phase (f5)")
     ax.legend()
-    return [_save(fig, folder / f"{exp.name}_per_phase.png")]
+    return [_save(fig, folder / f"{exp.name}_per_phase.png",
+                  "Time per phase (mutation, evaluation, selection) of f5 per population size and device, stacked.")]
 
 
 def otsu(exp, results, folder):
@@ -273,7 +292,8 @@ def otsu(exp, results, folder):
     axes[0].set(title=f"input ({problem.image.shape[0]} px)", xticks=[], yticks=[])
     axes[1].imshow(labels, cmap="gray")
     axes[1].set(title=f"thresholded at {int(best['best_x'][0])}", xticks=[], yticks=[])
-    paths.append(_save(fig, folder / f"{exp.name}_thresholded.png"))
+    paths.append(_save(fig, folder / f"{exp.name}_thresholded.png",
+                       "The input image and the image thresholded at the best threshold of our runs."))
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for _, c, a in results:
         if c.tags["size"] == config.tags["size"]:
@@ -282,37 +302,9 @@ def otsu(exp, results, folder):
     ax.set(xlabel="iteration", ylabel="best between-class variance", title=f"Convergence, {config.tags['size']} px")
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")
     ax.legend()
-    paths.append(_save(fig, folder / f"{exp.name}_convergence.png"))
+    paths.append(_save(fig, folder / f"{exp.name}_convergence.png",
+                       "Best between-class variance by iteration, one run per device."))
     return paths
-
-
-def caption(path: Path) -> str:
-    """A sentence saying what a figure of a reproduction shows (its file name says which)."""
-    stem = Path(path).stem
-    parts = stem.split("_")
-    device = parts[-2] if stem.endswith("_maps") else parts[-1]
-    rules = [
-        ("time_vs_particles", "Time per iteration against the number of particles, ours (solid) and the paper's "
-                              "(dashed), on the CPU and the GPU, log-log."),
-        ("_maps", f"Genome- and fitness-convergence maps of one run at four generations ({device}): a converged "
-                  "tile is one flat colour, as in the paper's Fig. 5."),
-        ("positions_", f"Particle positions of one run at iterations 0, 100 and 200 ({device}); the star marks "
-                       "the optimum."),
-        ("by_generation", "Best fitness by generation (left) and elapsed time by generation (right), one run per "
-                          "population size and device."),
-        ("per_trial", "Each trial's error before BFGS (blue) joined to its error after BFGS (orange), both from the "
-                      "same run; errors below 1e-8 are reported as 0 and drawn at 1e-9."),
-        ("distribution", "Time per run by mode (CPU, GPU, GPU with CPU fitness), one box per mode and function."),
-        ("quality_cpu_vs_gpu", "Sphere: final value of each run on the CPU and on the GPU."),
-        ("per_phase", "Time per phase (selection, evaluation, mutation) of f5 per population size and device, "
-                      "stacked."),
-        ("thresholded", "The input image and the image thresholded at the best threshold of our runs."),
-        ("convergence", "Best between-class variance by iteration, one run per device."),
-    ]
-    for key, text in rules:
-        if key in stem:
-            return text
-    return f"Figure {stem.replace('_', ' ')}."
 
 
 FIGURES = {"timing": time_vs_size, "snapshots": snapshots, "hybrid": hybrid_trials, "time_modes": time_modes,
