@@ -19,6 +19,14 @@ included: a run it ends before the target is a failure; ours run to the budget).
 
     PYTHONPATH=src python3 benchmarks/validate_cmaes.py --runs 51 --out benchmarks/results/validate_cmaes
     PYTHONPATH=src python3 benchmarks/validate_cmaes.py --runs 5 --only sphere   # a quick look
+
+`--ipop`: IPOP restarts on multimodal functions (IPOP_CASES): ours with preset `ipop`, pycma
+restarted by this script the same way (a new uniform x0, the same sigma0, lambda doubled,
+until the target or the budget, each restart given what is left of the budget as its
+`maxfevals`); pycma ends each restart on its own termination criteria, ours on the
+tutorial's (see algorithms/cmaes.py).
+
+    PYTHONPATH=src python3 benchmarks/validate_cmaes.py --ipop --runs 25 --out benchmarks/results/validate_cmaes_ipop
 """
 
 from __future__ import annotations
@@ -45,19 +53,26 @@ CASES = [
     ("sphere", 20, 12, 20_000),
     ("rosenbrock", 20, 12, 80_000),
 ]
+#: IPOP: multimodal functions whose global structure larger populations see (Auger & Hansen 2005)
+IPOP_CASES = [
+    ("rastrigin", 5, 8, 50_000),
+    ("rastrigin", 10, 10, 200_000),
+    ("griewank", 10, 10, 100_000),
+]
 
 
-def ours(problem, lam: int, budget: int, runs: int, seed: int, sigma0: float | None = None):
+def ours(problem, lam: int, budget: int, runs: int, seed: int, sigma0: float | None = None, ipop: bool = False):
     """Evaluations to target per run (-1: not reached) and best values, and the seconds taken."""
     t = time.perf_counter()
-    r = hs.minimize(problem, hs.CMAES(pop_size=lam, sigma0=sigma0), evals=budget, runs=runs, seed=seed, device="cpu",
+    algo = hs.CMAES(pop_size=lam, sigma0=sigma0, restarts=ipop, pop_increase=2 if ipop else 1)
+    r = hs.minimize(problem, algo, evals=budget, runs=runs, seed=seed, device="cpu",
                     dtype="float64", target=(problem.optimum_f or 0.0) + TARGET,
                     engine="eager")
     return r.evals_to_target.numpy(), r.best_f.numpy(), time.perf_counter() - t
 
 
 def pycma(problem, lam: int, budget: int, runs: int, seed: int, boundary: str = "transform", constants: str = "table1",
-          sigma0: float | None = None):
+          sigma0: float | None = None, ipop: bool = False):
     import cma
     from cma import sigma_adaptation
 
@@ -66,9 +81,6 @@ def pycma(problem, lam: int, budget: int, runs: int, seed: int, boundary: str = 
     # pycma 4's step-size constants are not the tutorial's Table 1 (its c_sigma is
     # (mu_eff + 2) / (n + mu_eff + 3), its d_sigma another formula): "table1" sets them to
     # Table 1's through pycma's own module-level overrides; "defaults" leaves pycma's.
-    P = table1(problem.dim, lam)
-    sigma_adaptation._CSA_cs = P["c_sigma"] if constants == "table1" else None
-    sigma_adaptation._CSA_damps = P["d_sigma"] if constants == "table1" else None
 
     handler = {"transform": cma.BoundTransform, "penalty": cma.BoundPenalty}[boundary]
 
@@ -78,19 +90,28 @@ def pycma(problem, lam: int, budget: int, runs: int, seed: int, boundary: str = 
     hit, best = np.full(runs, -1), np.full(runs, np.inf)
     t = time.perf_counter()
     for run in range(runs):
-        x0 = lower + (upper - lower) * rng.random(problem.dim)
-        es = cma.CMAEvolutionStrategy(x0, sigma0, {
-            "popsize": lam, "seed": int(rng.integers(1, 2**31 - 1)), "CMA_active": False,
-            "bounds": [list(lower), list(upper)], "BoundaryHandler": handler,
-            "maxfevals": budget, "verbose": -9})
-        while not es.stop():
-            X = es.ask()
-            f = problem.evaluate(torch.from_numpy(np.asarray(X))).numpy()
-            es.tell(X, f.tolist())
-            best[run] = min(best[run], float(f.min()))
-            if best[run] - (problem.optimum_f or 0.0) <= TARGET:
-                hit[run] = es.countevals  # the generation that reached it
+        used, size = 0, lam
+        while used < budget and hit[run] < 0:  # one start, or (IPOP) a start and its restarts
+            x0 = lower + (upper - lower) * rng.random(problem.dim)
+            P = table1(problem.dim, size)  # Table 1's step-size constants for this start's lambda
+            sigma_adaptation._CSA_cs = P["c_sigma"] if constants == "table1" else None
+            sigma_adaptation._CSA_damps = P["d_sigma"] if constants == "table1" else None
+            es = cma.CMAEvolutionStrategy(x0, sigma0, {
+                "popsize": size, "seed": int(rng.integers(1, 2**31 - 1)), "CMA_active": False,
+                "bounds": [list(lower), list(upper)], "BoundaryHandler": handler,
+                "maxfevals": budget - used, "verbose": -9})
+            while not es.stop():
+                X = es.ask()
+                f = problem.evaluate(torch.from_numpy(np.asarray(X))).numpy()
+                es.tell(X, f.tolist())
+                best[run] = min(best[run], float(f.min()))
+                if best[run] - (problem.optimum_f or 0.0) <= TARGET:
+                    hit[run] = used + es.countevals  # the generation that reached it
+                    break
+            used += es.countevals
+            if not ipop or es.countevals == 0:
                 break
+            size *= 2
     return hit, best, time.perf_counter() - t
 
 
@@ -111,18 +132,20 @@ def main() -> None:
     ap.add_argument("--sigma0", type=float, default=None,
                     help="the initial step size of both sides (default: 0.3 x the box's side)")
     ap.add_argument("--only", default="", help="comma-separated function names")
+    ap.add_argument("--ipop", action="store_true", help="IPOP restarts on both sides, on IPOP_CASES")
     ap.add_argument("--out", default="benchmarks/results/validate_cmaes", help="writes OUT.json and OUT.md")
     args = ap.parse_args()
     torch.set_num_threads(1)
     import cma
 
     rows = []
-    for name, dim, lam, budget in CASES:
+    for name, dim, lam, budget in IPOP_CASES if args.ipop else CASES:
         if args.only and name not in args.only.split(","):
             continue
         problem = hs.get_problem(name, dim=dim)
-        a_hit, a_best, a_s = ours(problem, lam, budget, args.runs, args.seed, args.sigma0)
-        b_hit, b_best, b_s = pycma(problem, lam, budget, args.runs, args.seed, args.boundary, args.pycma, args.sigma0)
+        a_hit, a_best, a_s = ours(problem, lam, budget, args.runs, args.seed, args.sigma0, args.ipop)
+        b_hit, b_best, b_s = pycma(problem, lam, budget, args.runs, args.seed, args.boundary, args.pycma, args.sigma0,
+                                   args.ipop)
         a_ok, b_ok = a_hit[a_hit >= 0], b_hit[b_hit >= 0]
         mw = stats.mannwhitneyu(a_ok, b_ok).pvalue if a_ok.size and b_ok.size else None
         fisher = stats.fisher_exact([[a_ok.size, args.runs - a_ok.size], [b_ok.size, args.runs - b_ok.size]]).pvalue
@@ -135,7 +158,7 @@ def main() -> None:
               f"pycma {b_ok.size}/{args.runs} median {row['pycma']['median_evals']}, MW p={mw}, Fisher p={fisher:.3g}"
               f" ({a_s:.1f} s / {b_s:.1f} s)", flush=True)
 
-    meta = provenance(cma=cma.__version__, pycma_boundary=args.boundary, pycma_constants=args.pycma,
+    meta = provenance(cma=cma.__version__, pycma_boundary=args.boundary, pycma_constants=args.pycma, ipop=args.ipop,
                       sigma0=args.sigma0 or "0.3 x side", threads=1, target=TARGET, seed=args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
