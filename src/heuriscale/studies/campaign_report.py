@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import html
 import math
 from pathlib import Path
@@ -73,7 +74,8 @@ def _header(runs, meta, algorithms) -> list:
     per_cell = sorted({n for n in _count_cells(runs).values()})
     cells = "—" if not per_cell else f"{per_cell[0]}" if len(per_cell) == 1 else f"{per_cell[0]} to {per_cell[-1]}"
     budgets = "; ".join(f"D = {d}: {_budget(meta, d):,} evaluations" if _budget(meta, d) else f"D = {d}: —" for d in dims)
-    versions = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items()) or "—"
+    versions = ", ".join(f"{k} {v}" for k, v in sorted((meta.get("versions") or {}).items(),
+                                                       key=lambda kv: (kv[0] != "heuriscale", kv[0]))) or "—"
     wall = meta.get("wall_s")
     params = meta.get("parameters") or {}
     return [
@@ -91,8 +93,21 @@ def _header(runs, meta, algorithms) -> list:
         ("p", "Command:"), ("code", str(meta.get("command", "—"))),
         ("table", "Algorithm parameters", "tab:parameters", ["algorithm", "parameters"],
          [[(a + (" (reference)" if a == meta["reference"] else ""),),
-           (", ".join(f"{k}={v}" for k, v in params.get(a, {}).items()) or "defaults",)] for a in algorithms], set()),
+           (", ".join(f"{k}={v}" for k, v in _in_field_order(a, params.get(a, {}))) or "defaults",)]
+          for a in algorithms], set()),
     ]
+
+
+def _in_field_order(algorithm: str, params: dict) -> list:
+    """An algorithm's parameters in its class's field order, others after them by name: the
+    same lines whether they come from the run or from campaign.json (stored with sorted keys)."""
+    from ..algorithms import algorithm_class
+
+    try:
+        rank = {f.name: i for i, f in enumerate(dataclasses.fields(algorithm_class(algorithm)))}
+    except ValueError:  # an algorithm this version does not know (a campaign.json from elsewhere)
+        rank = {}
+    return sorted(params.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
 
 
 def _count_cells(runs) -> dict:
