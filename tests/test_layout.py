@@ -112,3 +112,18 @@ def test_every_public_name_is_there():
     for name in heuriscale.engine.__all__:
         assert getattr(heuriscale.engine, name) is not None, name
     assert hs.__version__ == heuriscale.version.__version__
+
+
+def test_fused_kernels_are_launched_through_launch():
+    """`kernel[grid](...)` in a fused iteration would be compiled at its first launch, alone,
+    not with the others in `compiled_together` (cuda_common.launch, the one such call)."""
+    kernels = SRC / "heuriscale" / "engine" / "kernels"
+    direct = []
+    for path in sorted(kernels.glob("*/cuda.py")) + [kernels / "cuda_common.py"]:
+        tree = ast.parse(path.read_text())
+        inside_launch = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "launch"
+                         for n in ast.walk(f)}
+        direct += [f"{path.relative_to(SRC)}:{node.lineno}" for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                   and isinstance(node.func.value, ast.Name) and id(node) not in inside_launch]
+    assert direct == [], f"launch these through cuda_common.launch: {direct}"
