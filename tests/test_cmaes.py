@@ -400,3 +400,23 @@ def test_ipop_resumes_bit_identically_from_a_checkpoint_inside_a_generation(tmp_
     resumed = hs.minimize("rastrigin", algo, iters=400, resume=tmp_path / "c.ckpt", **kw)
     for field in ("best_f", "best_x", "history_f", "nan_evals"):
         assert torch.equal(getattr(resumed, field), getattr(whole, field)), field
+
+
+def test_an_ipop_ask_tell_loop_computes_what_minimize_does(tmp_path):
+    """Through a checkpoint between an ask and its tell, with runs at larger lambdas gathering
+    their generations: the same evaluations and best values as minimize."""
+    problem = hs.get_problem("rastrigin", dim=4)
+    algo = hs.get_algorithm("cmaes", preset="ipop", pop_size=6)
+    opt = hs.AskTell(algo, problem, runs=3, evals=6 * 600, seed=3, device="cpu")
+    while not opt.done:
+        if opt.iteration == 300:
+            opt.ask()
+            opt.save(tmp_path / "at.ckpt")
+            opt = hs.AskTell.load(tmp_path / "at.ckpt", problem, device="cpu")
+        opt.tell(problem.evaluate(opt.ask()))
+    told = opt.result()
+    plain = hs.minimize(problem, algo, evals=opt.evals, runs=3, seed=3, device="cpu", engine="eager")
+    assert told.evals == plain.evals == 3600
+    assert torch.equal(told.best_f, plain.best_f) and torch.equal(told.best_x, plain.best_x)
+    saved = torch.load(tmp_path / "at.ckpt", weights_only=False)
+    assert (saved["state"]["level"] > 0).any()  # the checkpoint was taken with IPOP under way
