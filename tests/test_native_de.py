@@ -178,3 +178,20 @@ def test_trials_stay_in_the_box_with_either_repair():
             runner.step(1)
             trial = runner._kernels.trial
             assert ((trial >= -1) & (trial <= 1)).all() and ((runner.state.x >= -1) & (runner.state.x <= 1)).all()
+
+
+@pytest.mark.parametrize("base", [hs.DE, hs.CMAES])
+def test_a_renamed_subclass_runs_eagerly_and_says_why(base):
+    """The kernels compute the algorithm as written: a subclass (renamed or not) that may change
+    its step is refused by them with a reason, not run by them, nor looked up in a missing folder."""
+    import dataclasses
+
+    from heuriscale.engine.kernels import why_not_native
+
+    sub = dataclasses.dataclass(kw_only=True)(type(f"My{base.__name__}", (base,), {"name": f"my{base.name}"}))
+    problem = hs.get_problem("sphere", dim=3)
+    reason = why_not_native(sub(pop_size=10), problem, torch.device("cpu"))
+    assert reason is not None and f"My{base.__name__} changes it" in reason
+    assert why_not_native(base(pop_size=10), problem, torch.device("cpu")) is None
+    r = hs.minimize(problem, sub(pop_size=10), iters=5, device="cpu", engine="auto", seed=0)
+    assert r.extra["engine"] == "eager"

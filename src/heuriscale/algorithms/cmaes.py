@@ -80,10 +80,11 @@ Choices:
   interquartile range. Evaluations are counted as the paper counts them, lambda per
   generation; a budget may end inside a generation, whose points count (they were evaluated)
   and update nothing. The cost: every step writes, ranks and weighs the generation buffers of
-  the largest lambda for every run, whatever its own lambda, so `max_pop` left None is kept
-  small: with a budget (`evals`, or `iters` steps of lambda0 points) the largest lambda0 x
-  pop_increase^k, k <= 9, of which the budget holds IPOP_GENERATIONS (100) generations (our
-  choice; a larger one could hardly converge within it); without one (a bare `Runner`)
+  the largest lambda for every run, whatever its own lambda, so `max_pop` (a ceiling: the
+  largest lambda is the largest lambda0 x pop_increase^k under it) left None is kept small:
+  with a budget (`evals`, or `iters` steps of lambda0 points) the budget / IPOP_GENERATIONS
+  (100: a lambda the budget holds 100 generations of; our choice, a larger one could hardly
+  converge within it), at most lambda0 x pop_increase^9; without one (a bare `Runner`)
   lambda0 x pop_increase^9. A budget too small for one increase leaves the run without IPOP
   (`ipop` is False; it restarts at lambda0). Without IPOP the buffers are empty.
 - Islands: migrants carry x and f only (`individual_fields`) and replace the worst points
@@ -188,14 +189,14 @@ class CMAES(Algorithm):
     sigma0: float | None = None
     restarts: bool = False
     pop_increase: int = 1  # IPOP's factor at each restart: 2 (Auger & Hansen 2005; preset "ipop")
-    max_pop: int | None = None  # IPOP's largest lambda; None: what the budget holds (see Choices)
+    max_pop: int | None = None  # IPOP's ceiling on lambda; None: from the budget (see Choices)
 
     name = "cmaes"
     paper = "Hansen, The CMA Evolution Strategy: A Tutorial, arXiv:1604.00772 (2016)"
     min_pop = 2  # mu = floor(lambda / 2) >= 1
     state_type = CMAESState
     uncapturable = "torch.linalg.eigh synchronises with the host"  # so: eager on CUDA
-    kernels = Kernels(cpu=True)  # engine/kernels/cmaes/ (no fused CUDA kernels: eigh synchronises there)
+    kernels = Kernels(cpu=True, folder="cmaes")  # engine/kernels/cmaes/ (subclasses too; no fused CUDA kernels: eigh syncs)
     presets = {"ipop": {"restarts": True, "pop_increase": 2}}  # IPOP-CMA-ES (Auger & Hansen 2005)
 
     def __post_init__(self) -> None:
@@ -232,15 +233,12 @@ class CMAES(Algorithm):
         return algo.with_budget(self.pop_size * (int(steps) + 1))
 
     def with_budget(self, evals: int) -> CMAES:
-        """`max_pop` left None set for a budget of `evals` evaluations per run: the largest
-        lambda0 x pop_increase^k (k <= 9) of which it holds IPOP_GENERATIONS generations."""
+        """`max_pop` left None set for a budget of `evals` evaluations per run: lambda0 x
+        pop_increase^9 at most, and a lambda of which it holds IPOP_GENERATIONS generations."""
         if not (self.restarts and self.pop_increase > 1 and self.max_pop is None and self.pop_size is not None):
             return self
-        largest = self.pop_size
-        while (largest * self.pop_increase * IPOP_GENERATIONS <= evals
-               and largest * self.pop_increase <= self.pop_size * self.pop_increase ** 9):
-            largest *= self.pop_increase
-        return dataclasses.replace(self, max_pop=largest)
+        cap = min(evals // IPOP_GENERATIONS, self.pop_size * self.pop_increase ** 9)
+        return dataclasses.replace(self, max_pop=max(cap, self.pop_size))
 
     @property
     def ipop(self) -> bool:
@@ -251,7 +249,7 @@ class CMAES(Algorithm):
 
     def populations(self) -> tuple[int, ...]:
         """The lambdas a run goes through: lambda0 (`pop_size`), and with IPOP lambda0 x
-        pop_increase^k up to `max_pop` (None: k = 9)."""
+        pop_increase^k up to `max_pop` (a ceiling; None: k = 9)."""
         lambdas = [self.pop_size]
         largest = self.pop_size * self.pop_increase ** 9 if self.max_pop is None else self.max_pop
         while self.ipop and lambdas[-1] * self.pop_increase <= largest:
@@ -318,7 +316,7 @@ class CMAES(Algorithm):
         x = s.mean[:, None, :] + s.sigma[:, None, None] * y  # (40)
         return Proposal(torch.clamp(x, problem.lower, problem.upper), z=z, y=y, B=B, d=d)
 
-    def _generation(self, s: CMAESState, p: Proposal, f: torch.Tensor, outside: torch.Tensor):
+    def _generation(self, s: CMAESState, p: Proposal, f: torch.Tensor, outside: torch.Tensor, lam: torch.Tensor):
         """The generation's z, y, f and squared distances clipped, (runs, L, ...) with L its largest
         size; which runs complete it (runs,); the state's gathering fields after this step. Without
         IPOP a step's lambda0 points are the generation; with it they are written at each run's
@@ -333,13 +331,9 @@ class CMAES(Algorithm):
         y = s.y_gen.scatter(1, at[..., None].expand(-1, -1, n), p.y)
         f_all, out_all = s.f_gen.scatter(1, at, f), s.out_gen.scatter(1, at, outside)
         filled = s.filled + chunk
-        complete = filled >= self._sizes(s, f.device)[:, 0]
+        complete = filled >= lam  # lam: each run's lambda
         return z, y, f_all, out_all, complete, dict(filled=torch.where(complete, 0, filled), z_gen=z, y_gen=y,
                                                     f_gen=f_all, out_gen=out_all)
-
-    def _sizes(self, s: CMAESState, device) -> torch.Tensor:
-        """(runs, 4) per run: lambda, the ranks of the interquartile range, TolFun's history length."""
-        return _level_table(s.mean.shape[1], self.populations(), s.mean.dtype, device)[2][s.level]
 
     def tell(self, problem: Problem, s: CMAESState, p: Proposal, f: torch.Tensor) -> CMAESState:
         runs, n = s.mean.shape
@@ -348,12 +342,12 @@ class CMAES(Algorithm):
         lam, lo, hi, hist_len = sizes.unbind(-1)
         # ranking: f of the clipped point, plus pycma's BoundPenalty on the distance clipped
         outside = ((s.mean[:, None, :] + s.sigma[:, None, None] * p.y - p.x) ** 2).sum(-1)
-        z, y, f_all, outside, complete, gathering = self._generation(s, p, f, outside)
+        z, y, f_all, outside, complete, gathering = self._generation(s, p, f, outside, lam)
         w = weights  # (runs, mu): (49), (53) for the run's lambda, zeros past its mu
         mu, chi_n = w.shape[1], math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
         in_generation = torch.arange(f_all.shape[1], device=f.device) < lam[:, None]
 
-        ordered = torch.where(in_generation, f_all, math.inf).sort(-1).values
+        ordered = torch.where(in_generation, f_all, math.inf).sort(-1).values  # the generation's values, sorted
         iqr = ordered.gather(1, hi[:, None])[:, 0] - ordered.gather(1, lo[:, None])[:, 0]
         var = s.sigma ** 2 * s.C.diagonal(dim1=-2, dim2=-1).mean(-1)
         gamma = torch.where(torch.isfinite(iqr) & (iqr > 0), 2 * iqr, torch.ones_like(iqr)) / var
@@ -382,8 +376,7 @@ class CMAES(Algorithm):
         C = (C + C.transpose(-1, -2)) / 2
 
         g = s.g + 1
-        generation_best = torch.where(in_generation, f_all, math.inf).min(-1, keepdim=True).values
-        hist = s.best_hist.scatter(1, (s.g % s.best_hist.shape[1])[:, None], generation_best)
+        hist = s.best_hist.scatter(1, (s.g % s.best_hist.shape[1])[:, None], ordered[:, :1])  # the generation's best
         new = CMAESState(x=p.x, f=f, mean=mean, sigma=sigma, C=C, p_sigma=p_sigma, p_c=p_c, g=g, best_hist=hist,
                          restarted=s.restarted, level=s.level, **gathering)
         if self.ipop:  # a run whose generation is still being gathered keeps its distribution
@@ -392,27 +385,26 @@ class CMAES(Algorithm):
                 for k in ("mean", "sigma", "C", "p_sigma", "p_c", "g", "best_hist")})
         if not self.restarts:
             return new
-        return self._restart(problem, new, f_all, in_generation, p, s.g, complete, hist_len)
+        return self._restart(problem, new, ordered, lam, p, s.g, complete, hist_len)
 
     # -- restarts (Appendix B.3's criteria; IPOP's population increase) --------------------------
-    def _restart(self, problem: Problem, s: CMAESState, f: torch.Tensor, in_generation: torch.Tensor, p: Proposal,
+    def _restart(self, problem: Problem, s: CMAESState, ordered: torch.Tensor, lam: torch.Tensor, p: Proposal,
                  g_before, complete, hist_len) -> CMAESState:
         """s after (41)-(47) with each run that meets a termination criterion at the end of its
-        generation started again (f: the generation's values where `in_generation`)."""
+        generation started again (ordered: the generation's lam values, sorted, then +inf)."""
         runs, n = s.mean.shape
         new_mean = uniform(problem.lower, problem.upper, (runs,))
         sigma0, C0 = self._start(problem, runs)
         sigma0_ = sigma0[0] if self.sigma0 is None else self.sigma0
         std = s.sigma[:, None] * s.C.diagonal(dim1=-2, dim2=-1).clamp(min=0).sqrt()
         H = s.best_hist.shape[1]  # the history of lambda0; a larger lambda reads its last hist_len
-        back = torch.arange(H, device=f.device)
+        back = torch.arange(H, device=ordered.device)
         recent = s.best_hist.gather(1, (s.g[:, None] - 1 - back) % H)
         within = back < hist_len[:, None]
         spread = (torch.where(within, recent, -math.inf).max(-1).values
                   - torch.where(within, recent, math.inf).min(-1).values)
         tol_fun = ((s.g >= hist_len) & (spread < TOL_FUN)
-                   & (torch.where(in_generation, f, -math.inf).max(-1).values
-                      - torch.where(in_generation, f, math.inf).min(-1).values < TOL_FUN))
+                   & (ordered.gather(1, (lam - 1)[:, None])[:, 0] - ordered[:, 0] < TOL_FUN))
         tol_x = ((std < TOL_X * sigma0_).all(-1) & (s.sigma[:, None] * s.p_c.abs() < TOL_X * sigma0_).all(-1))
         tol_x_up = std.max(-1).values > TOL_X_UP * sigma0_
         condition = (p.d.max(-1).values / p.d.min(-1).values) ** 2 > TOL_CONDITION

@@ -184,7 +184,7 @@ class DE(Algorithm):
     paper = "Storn & Price 1997"
     min_pop = 4  # the target and three other, mutually different vectors
     state_type = DEState
-    kernels = Kernels(cpu=True)  # engine/kernels/de/ (no fused CUDA kernels: CUDA compiles this step)
+    kernels = Kernels(cpu=True, folder="de")  # engine/kernels/de/ (subclasses too; no fused CUDA kernels: CUDA compiles this step)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -78,8 +78,8 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
                          "engine='eager', or 'fused' where the algorithm has fused kernels")
     if engine != "eager" and problem.stochastic:
         raise ValueError(f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture; use engine='eager'")
-    if engine != "eager" and why_not_graph(algorithm):
-        raise ValueError(f"{why_not_graph(algorithm)}; use engine='eager'")
+    if engine != "eager" and (why := why_not_graph(algorithm)):
+        raise ValueError(f"{why}; use engine='eager'")
     return engine
 
 
@@ -141,8 +141,8 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
         return Choice("eager", "profile=True synchronises around every phase, which a CUDA graph cannot")
     if problem.stochastic:
         return Choice("eager", f"problem {problem.name!r} draws its own noise, which a CUDA graph cannot capture")
-    if why_not_graph(runner.algorithm):
-        return Choice("eager", why_not_graph(runner.algorithm))
+    if why := why_not_graph(runner.algorithm):
+        return Choice("eager", why)
     if problem.host_bound:
         return _choose_for_host_objective(runner, steps)
     fast = fast_engine(runner.algorithm, problem, device)

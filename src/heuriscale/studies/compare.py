@@ -61,7 +61,7 @@ from pathlib import Path
 
 import torch
 
-from .. import algorithms, problems
+from .. import algorithms
 from ..version import __version__
 from . import exports as _exports
 from .campaign_report import FORMATS, write_report
@@ -354,7 +354,7 @@ def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[lis
         instances = config.problem_params.get("instance")  # bbob: one per run
         cell = (function, dim, config.runs)
         if cell not in optima:  # each run's f* (bbob: its instance's)
-            optima[cell] = problems.get_problem(function, dim=dim, **config.problem_params).run_optima(config.runs)
+            optima[cell] = _exports.runs.run_optima(function, dim, config.runs, config.problem_params)
         built = _registry.get_algorithm(algo, preset=config.preset, **config.algorithm_params)
         budget = campaign.budget(function, dim)
         for row in rows[config.key()]:

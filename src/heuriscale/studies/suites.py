@@ -23,7 +23,8 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   Experimental Procedure", arXiv:1603.08776): the repeated runs are the instances, run r
   (0-based) of a function on instance r + 1, so the official 15 runs are instances 1-15
   (`runs=` takes instances 1..runs); a function's instances advance together as one run set,
-  whose problem holds one instance per run (problem_params={"instance": [1, ..., runs]}). Budget 10,000 x D evaluations (COCO states budgets as multiples of D; this one, as
+  whose problem holds one instance per run (problem_params={"instance": [1, ..., runs]}).
+  Budget 10,000 x D evaluations (COCO states budgets as multiples of D; this one, as
   CEC 2017's, is the size of the usual full campaign; `evals_per_dim=`, --evals-per-dim, sets
   another). A campaign runs all six dimensions unless told otherwise (COCO's standard
   experiment, what cocopp's figures compare across); D = 40 is at least three quarters of

@@ -31,6 +31,18 @@ def philox(key, c0, c1, c2, c3):
     return c0, c1, c2, c3
 
 
+#: A 32-bit word as a float64 uniform in [0, 1): word x 2^-32 (the kernels' float64 draws).
+UNIT32 = 2.0**-32
+
+
+@njit(cache=True, inline="always")
+def row_words(key, counter, c2, step, stream):
+    """Philox's four words for a 64-bit row counter (split into the first two counter words,
+    `c2` added to the high one), a step and a stream."""
+    c = np.uint64(counter)
+    return philox(key, c & _MASK, (c >> np.uint64(32)) + np.uint64(c2), step, stream)
+
+
 @njit(cache=True, inline="always")
 def uniform(word):
     """A 32-bit word as a number in [0, 1), as tl.random.uint_to_uniform_float does (float32):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +21,7 @@ import triton.language as tl
 
 from ...problems import classic
 from ...problems.classic import ClassicProblem
+from . import interpreted
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluate with the problem".
 FITNESS = {classic.sphere: 1, classic.euclidean: 2, classic.rastrigin: 3, classic.ackley: 4, classic.griewank: 5}
@@ -243,7 +243,7 @@ def launch(kernel, grid, *args, **kwargs) -> None:
 def can_compile_together() -> bool:
     """Whether this Triton compiles kernels in threads (its AsyncCompileMode, Triton >= 3.4)
     and kernels are compiled at all (not under TRITON_INTERPRET=1)."""
-    if os.environ.get("TRITON_INTERPRET", "0") == "1":
+    if interpreted():
         return False
     try:
         from triton.runtime._async_compile import AsyncCompileMode  # noqa: F401

@@ -62,7 +62,7 @@ def traces(rows: list[dict], suite: str) -> list[RunTrace]:
         params = dict(config.get("problem_params") or {})
         key = json.dumps([config["problem"], config["dim"], config["runs"], params], sort_keys=True)
         if key not in optima:  # each run's f* (bbob: its instance's)
-            optima[key] = _optima(config["problem"], config["dim"], config["runs"], params)
+            optima[key] = run_optima(config["problem"], config["dim"], config["runs"], params)
         algo_key = json.dumps([config["algorithm"], config.get("preset"), config.get("algorithm_params")],
                               sort_keys=True)
         if algo_key not in built:  # its settings in full; for an older row, its count of evaluations
@@ -74,7 +74,9 @@ def traces(rows: list[dict], suite: str) -> list[RunTrace]:
     return out
 
 
-def _optima(problem: str, dim: int, runs: int, params: dict) -> list[float] | None:
+def run_optima(problem: str, dim: int, runs: int, params: dict) -> list[float] | None:
+    """Each run's f* (a problem holding one instance per run has one per run), or None where
+    unknown, of a stored configuration's problem."""
     try:
         return problems.get_problem(problem, dim=dim, **params).run_optima(runs)
     except ValueError as exc:  # e.g. a custom suite's problem, registered by the script that ran it

@@ -46,9 +46,9 @@ from ....algorithms.cmaes import CMAES, TOL_CONDITION, TOL_FUN, TOL_X, TOL_X_UP,
 from ..cpu_common import NativeIteration, kernel, stable_order, track_best
 from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import block_values
-from ..de.cpu import _UNIT, _words
+from ..cpu_random import UNIT32, row_words
 
-NORMAL, RESTART = 5, 6  # Philox streams (after DE's 0-3 and L-SHADE's 4-5)
+NORMAL, RESTART = 5, 6  # Philox streams (a key is one run set's, of one algorithm: no other kernel's draws)
 TWO_PI = 2.0 * math.pi
 
 
@@ -59,10 +59,10 @@ def _normals(out, key, first, step):
     T = out.dtype.type
     n = out.shape[0]
     for q in range((n + 3) // 4):
-        a, b, c, e = _words(key, first + q, 0, step, np.int64(NORMAL))
-        r1 = math.sqrt(-2.0 * math.log(1.0 - np.float64(a) * _UNIT))
-        r2 = math.sqrt(-2.0 * math.log(1.0 - np.float64(c) * _UNIT))
-        t1, t2 = TWO_PI * np.float64(b) * _UNIT, TWO_PI * np.float64(e) * _UNIT
+        a, b, c, e = row_words(key, first + q, 0, step, np.int64(NORMAL))
+        r1 = math.sqrt(-2.0 * math.log(1.0 - np.float64(a) * UNIT32))
+        r2 = math.sqrt(-2.0 * math.log(1.0 - np.float64(c) * UNIT32))
+        t1, t2 = TWO_PI * np.float64(b) * UNIT32, TWO_PI * np.float64(e) * UNIT32
         values = (r1 * math.cos(t1), r1 * math.sin(t1), r2 * math.cos(t2), r2 * math.sin(t2))
         for i in range(4):
             if 4 * q + i < n:
@@ -256,11 +256,11 @@ def _update(run, k, state, buffers, given_mean, coef, weights, lower, upper, sta
     if restarts and _restart_due(run, g_before, f, mean, sigma, C, p_c, best_hist, g, Bt, d, start[n]):
         quads = (n + 3) // 4
         for q in range(quads):
-            words = _words(key, run * quads + q, 0, step, np.int64(RESTART))
+            words = row_words(key, run * quads + q, 0, step, np.int64(RESTART))
             for t in range(4):
                 i = 4 * q + t
                 if i < n:
-                    u = given_mean[run, i] if given_mean.shape[0] else T(np.float64(words[t]) * _UNIT)
+                    u = given_mean[run, i] if given_mean.shape[0] else T(np.float64(words[t]) * UNIT32)
                     mean[run, i] = min(lower[i] + (upper[i] - lower[i]) * u, upper[i])
         sigma[run] = start[n]
         for i in range(n):
@@ -385,10 +385,7 @@ class NativeCMAES(NativeIteration):
         args = (state, buffers, hooks, self.coef, self.weights, self.lower, self.upper, self.start, self.tiny,
                 self.values_in(s, f_in), self.fitness, self.fdata, steps, move, select,
                 *self.common_args(best_x, hit, it, best_f, record))
-        if move:  # (the eigendecompositions)
-            with _serial_lapack():
-                self.kernel(_generations)(*args, self.jobs(args))
-        else:
+        with _serial_lapack() if move else contextlib.nullcontext():  # (move: the eigendecompositions)
             self.kernel(_generations)(*args, self.jobs(args))
         return s
 

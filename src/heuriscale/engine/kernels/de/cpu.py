@@ -48,20 +48,13 @@ import numpy as np
 import torch
 from numba import njit, prange, typeof, types
 
+from ....algorithms.de import DE
 from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, reduce_blocks, stable_order, track_best
 from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import block_values
-from ..cpu_random import philox, uniform
+from ..cpu_random import UNIT32, row_words, uniform
 
 INDEX, CROSS, REPAIR, ARCHIVE = 0, 1, 2, 3  # Philox streams
-_LOW = np.uint64(0xFFFFFFFF)
-_UNIT = 2.0**-32
-
-
-@njit(cache=True, inline="always")
-def _words(key, counter, c2, step, stream):
-    c = np.uint64(counter)
-    return philox(key, c & _LOW, (c >> np.uint64(32)) + np.uint64(c2), step, stream)
 
 
 @njit(cache=True, inline="always")
@@ -116,7 +109,7 @@ def draw_quads(u, key, first, quads, rows, dim, step, stream):
     four coordinates of a row padded to 4 * quads, counters first, first + 1, ... A loop of
     its own, so that it runs in SIMD lanes."""
     for q in range(rows * quads):
-        a, b, c, e = _words(key, first + q, 0, step, stream)
+        a, b, c, e = row_words(key, first + q, 0, step, stream)
         u[4 * q], u[4 * q + 1], u[4 * q + 2], u[4 * q + 3] = uniform(a), uniform(b), uniform(c), uniform(e)
     if 4 * quads != dim:  # drop each row's padding (in order: no number is overwritten before it moves)
         for i in range(1, rows):
@@ -153,7 +146,7 @@ def reservoir(archive, archive_n, run, capacity, parents, joined, key, step):
     dim = archive.shape[2]
     for s in range(archive_n):  # members beyond a (smaller) capacity: kept at random
         if s >= capacity:
-            slot = np.int64((np.uint64(_words(key, s, run, step, ARCHIVE)[0]) * np.uint64(s + 1)) >> np.uint64(32))
+            slot = np.int64((np.uint64(row_words(key, s, run, step, ARCHIVE)[0]) * np.uint64(s + 1)) >> np.uint64(32))
             if slot < capacity:
                 copy_into(archive[run, slot], archive[run, s])
         seen += 1
@@ -162,7 +155,7 @@ def reservoir(archive, archive_n, run, capacity, parents, joined, key, step):
             if seen < capacity:
                 slot = seen
             else:
-                slot = np.int64((np.uint64(_words(key, seen, run, step, ARCHIVE)[0]) * np.uint64(seen + 1))
+                slot = np.int64((np.uint64(row_words(key, seen, run, step, ARCHIVE)[0]) * np.uint64(seen + 1))
                                 >> np.uint64(32))
             if slot < capacity:
                 copy_into(archive[run, slot], parents[p * dim:(p + 1) * dim])
@@ -195,8 +188,8 @@ def _trials(x, trial, trial_f, f, order, rank, archive, archive_n, run, p0, rows
             u0, u1, u2, jrand = given_index[run, i, 0], given_index[run, i, 1], given_index[run, i, 2], \
                 np.int64(given_index[run, i, 3])
         else:
-            a, b, c, e = _words(key, run * pop + i, 0, step, np.int64(INDEX))
-            u0, u1, u2 = np.float64(a) * _UNIT, np.float64(b) * _UNIT, np.float64(c) * _UNIT
+            a, b, c, e = row_words(key, run * pop + i, 0, step, np.int64(INDEX))
+            u0, u1, u2 = np.float64(a) * UNIT32, np.float64(b) * UNIT32, np.float64(c) * UNIT32
             jrand = np.int64((np.uint64(e) * np.uint64(dim)) >> np.uint64(32))
         xi = x[run, i * dim:(i + 1) * dim]
         if order is not None:
@@ -317,6 +310,14 @@ def _generations(x, f, archive, archive_n, trial, trial_f, better, order, rank, 
         counter[0] += 1
 
 
+def unsupported(algorithm) -> str | None:
+    """The kernel follows de.py exactly: a subclass that changes its step has none."""
+    if type(algorithm) is not DE:
+        return (f"the native kernel computes DE as written; {type(algorithm).__name__} changes it: "
+                "use engine='eager'")
+    return None
+
+
 class NativeDE(NativeIteration):
     """`DE`'s generations on the CPU, in place on the state's buffers (trials in their own)."""
 
@@ -350,7 +351,7 @@ class NativeDE(NativeIteration):
         given = (v(self.given_index), v(self.given_cross.contiguous(), flat),
                  v((self.given_fresh if self.given_fresh is not None else self.given_cross).contiguous(), flat)) \
             if hooked else (self.no_index, self.no_rows, self.no_rows)
-        width = max(BLOCK_ROWS * 4 * self.quads, self.dim)
+        width = BLOCK_ROWS * 4 * self.quads  # quads = ceil(dim / 4): a row's draws, padded
         args = (v(s.x, flat), v(s.f), v(s.archive), v(s.archive_n), v(self.trial, flat), self.trial_f, self.better,
                 *((self.order, self.rank, self.sort_spare) if self.pbest else (None, None, None)), self.lower,
                 self.upper, self.coef, *given, self.values_in(s, f_in), self.fitness, self.fdata, self.quads,

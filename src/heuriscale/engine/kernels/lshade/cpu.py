@@ -46,8 +46,8 @@ from ....algorithms.lshade import LSHADE
 from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, reduce_blocks, stable_order, track_best
 from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import block_values
-from ..cpu_random import uniform
-from ..de.cpu import CROSS, INDEX, _UNIT, _words, cross_and_repair, draw_quads, pbest_places, reservoir
+from ..cpu_random import UNIT32, row_words, uniform
+from ..de.cpu import CROSS, INDEX, cross_and_repair, draw_quads, pbest_places, reservoir
 
 PARAM = 4  # Philox streams PARAM (slot, CR's normal, F's first draw) and PARAM + 1 (F's draws again)
 REDRAWS = 16  # eager's: F drawn again up to 16 times while <= 0
@@ -68,9 +68,9 @@ def _parameters(m_f, m_cr, H, jso, progress, row, given, key, step, tiny):
     if given.shape[0]:  # the test hook: eager's slot, normal and F's uniforms
         slot, normal, u = np.int64(given[0]), given[1], given[2]
     else:
-        a, b, c, e = _words(key, row, 0, step, np.int64(PARAM))
+        a, b, c, e = row_words(key, row, 0, step, np.int64(PARAM))
         slot = np.int64((np.uint64(a) * np.uint64(H)) >> np.uint64(32))
-        u1, u2 = np.float64(b) * _UNIT, np.float64(c) * _UNIT  # Box-Muller
+        u1, u2 = np.float64(b) * UNIT32, np.float64(c) * UNIT32  # Box-Muller
         normal = math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
         u = uniform(e)
     mf, mcr = m_f[slot], m_cr[slot]
@@ -84,7 +84,7 @@ def _parameters(m_f, m_cr, H, jso, progress, row, given, key, step, tiny):
         if given.shape[0]:
             u = given[2 + t]
         else:
-            u = uniform(_words(key, row, (t - 1) // 4, step, np.int64(PARAM + 1))[(t - 1) % 4])
+            u = uniform(row_words(key, row, (t - 1) // 4, step, np.int64(PARAM + 1))[(t - 1) % 4])
         F = _cauchy(mf, u)
     if F <= 0:
         F = tiny  # the dtype's smallest positive normal
@@ -128,8 +128,8 @@ def _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, r
             u0, u1, u2 = given_index[run, i, 0], given_index[run, i, 1], given_index[run, i, 2]
             jrand = np.int64(given_index[run, i, 3])
         else:
-            a, b, c, e = _words(key, row, 0, step, np.int64(INDEX))
-            u0, u1, u2 = np.float64(a) * _UNIT, np.float64(b) * _UNIT, np.float64(c) * _UNIT
+            a, b, c, e = row_words(key, row, 0, step, np.int64(INDEX))
+            u0, u1, u2 = np.float64(a) * UNIT32, np.float64(b) * UNIT32, np.float64(c) * UNIT32
             jrand = np.int64((np.uint64(e) * np.uint64(dim)) >> np.uint64(32))
         k, r1, r2 = pbest_places(i, alive, best, archive_n[run], avoid, u0, u1, u2)  # sorted: places are rows
         xi = x[run, i * dim:(i + 1) * dim]
@@ -146,7 +146,7 @@ def _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, r
             trial_f[run, p0 + i] = vals[i]
 
 
-# -- the parallel loops' work, job by job: compiled once for both builds (see cpu_jobs.py) -------
+# -- a block's selection, inlined into its job -------------------------------------------------
 @njit(cache=True, inline="always")
 def _select(f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f, block_i, block_nan, sums, limits,
             run, b):
@@ -357,7 +357,7 @@ class NativeSHADE(NativeIteration):
             given = (v(self.given_index), v(self.given_params), v(self.given_cross.contiguous(), flat))
         else:
             given = (self.no_index, self.no_params, self.no_rows)
-        width = max(BLOCK_ROWS * 4 * self.quads, self.dim)
+        width = BLOCK_ROWS * 4 * self.quads  # quads = ceil(dim / 4): a row's draws, padded
         args = (v(s.x, flat), v(s.f), v(out.x, flat), v(out.f), v(s.archive), v(s.archive_n), v(s.m_cr), v(s.m_f),
                 v(s.k), v(s.nfe), v(s.n), self.prev_n, v(self.trial, flat), self.trial_f, self.Fs, self.CRs, self.new_f,
                 self.replaced, self.success, self.sums, self.order, self.sort_spare, self.sort_key, self.lower,
