@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from heuriscale.cli import app
-from heuriscale.interrupt import Interrupted, interruptible
+from heuriscale.interrupt import Interrupted, deferred, interruptible
 from heuriscale.studies import store as store_module
 from heuriscale.studies.store import SCHEMA_VERSION, ResultStore, StoreError
 
@@ -405,3 +405,45 @@ def test_reproduce_interrupted_by_sigint_then_sigterm_resumes_without_loss(tmp_p
     with sqlite3.connect(tmp_path / "pso" / "results.sqlite") as con:
         assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == total
     assert len((tmp_path / "pso" / "results.csv").read_text().splitlines()) == 1 + total
+
+
+@pytest.mark.parametrize("handled", [signal.SIGTERM], indirect=True)
+def test_deferred_holds_the_first_signal_until_its_block_ends(handled):
+    """A kernel build is not stopped half way: the signal raises when the block ends."""
+    reached = []
+    with pytest.raises(Interrupted) as info:
+        with interruptible():
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)  # the handler has run by now: recorded, not raised
+                reached.append("the block's end")
+            reached.append("after the block")
+    assert reached == ["the block's end"] and info.value.signum == signal.SIGTERM
+    with interruptible(poll=True) as flag:  # poll mode: deferred changes nothing, nothing raises
+        with deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)
+    assert flag
+
+
+@pytest.mark.parametrize("handled", [signal.SIGTERM], indirect=True)
+def test_a_run_interrupted_during_a_kernel_build_stops_after_it(handled, monkeypatch):
+    """The runner builds kernels inside `deferred()`: a signal during the build stops the run
+    right after it, with the usual Interrupted."""
+    import heuriscale as hs
+    from heuriscale.engine.kernels.cpu_common import NativeIteration
+
+    built = []
+    real = NativeIteration.warm_up
+
+    def warm_up(self, *args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)
+        built.append("whole")
+        return real(self, *args)
+
+    monkeypatch.setattr(NativeIteration, "warm_up", warm_up)
+    with pytest.raises(Interrupted):
+        with interruptible():
+            hs.minimize("sphere", hs.PSO(pop_size=10), dim=3, iters=5, device="cpu", engine="native")
+    assert built == ["whole"]

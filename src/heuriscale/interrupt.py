@@ -35,7 +35,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["Interrupted", "Interruption", "interruptible", "exit_code"]
+__all__ = ["Interrupted", "Interruption", "interruptible", "deferred", "exit_code"]
+
+#: How many `deferred()` blocks are open: while any is, the first signal is recorded, not raised.
+_deferring = [0]
+#: The `interruptible()` blocks open on the main thread, innermost last: (flag, poll).
+_open: list = []
 
 
 def exit_code(signum: int) -> int:
@@ -101,10 +106,11 @@ def interruptible(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM), *,
             finally:
                 os._exit(exit_code(signum))
         flag.signum = signum
-        if not poll:
+        if not poll and not _deferring[0]:
             raise Interrupted(signum)
 
     previous = {}
+    _open.append((flag, poll))
     try:
         for sig in signals:
             before = signal.getsignal(sig)
@@ -115,6 +121,27 @@ def interruptible(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM), *,
         flag.active = True
         yield flag
     finally:
+        _open.pop()  # (blocks nest on the main thread: this one is the innermost)
         for sig, before in previous.items():
             # None: a handler installed outside Python, which cannot be put back; the default then
             signal.signal(sig, signal.SIG_DFL if before is None else before)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Inside `interruptible()` (raising mode), the first signal waits for this block to end,
+    then raises `Interrupted` as it would have; a second still exits at once. For work that
+    must not stop half way: a kernel build interrupted inside Numba or LLVM leaves objects
+    that complain when the process exits. Elsewhere (no interruptible block, another thread)
+    it changes nothing."""
+    outer, poll = _open[-1] if _open and threading.current_thread() is threading.main_thread() else (None, True)
+    if poll or outer.signum is not None:
+        yield
+        return
+    _deferring[0] += 1
+    try:
+        yield
+    finally:
+        _deferring[0] -= 1
+    if outer.signum is not None and not _deferring[0]:
+        raise Interrupted(outer.signum)

@@ -17,6 +17,7 @@ import time
 import torch
 
 from ..algorithms import Algorithm, State
+from ..interrupt import deferred
 from ..algorithms.base import take_rows
 from ..problems import Problem
 from . import checkpoint as checkpoints
@@ -164,11 +165,16 @@ class Runner:
         build = fused_iteration if self.engine == "fused" else native_iteration
         self._kernels = build(self.algorithm, self._guarded, self.runs, self.target, key)
         self.state = self._kernels.prepare(self.state)
-        if self.engine == "native":  # compile, or load from the disk cache: setup, not steps
-            with announcing_build("native", self.algorithm.stepping().name):
-                self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
-        else:  # fused: every kernel compiled at once, in threads (setup, not steps)
-            self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
+        # compile (or load from the disk cache) before the steps, as setup; a signal waits for the
+        # build to end: one stopped inside Numba or LLVM leaves objects that complain at exit
+        with deferred():
+            if self.engine == "native":
+                with announcing_build("native", self.algorithm.stepping().name):
+                    self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it,
+                                                             self.best_f)
+            else:  # fused: every kernel compiled at once, in threads
+                self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it,
+                                                         self.best_f)
 
     def use_engine(self, engine: str, reason: str | None = None) -> None:
         """Switch to another engine before the first step: the runs then go exactly as if
