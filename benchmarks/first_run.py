@@ -33,7 +33,7 @@ import time
 CONFIGS = {  # name: (CLI arguments, fast engine)
     "prs paper 000": ("prs --problem rastrigin --dim 4 --pop 1024 --iters 12000 -P bounds=-5.12,5.12", "fused"),
     "fep paper 004": ("fep --problem fep-f5 --pop 6400 --iters 2000", "fused"),
-    "apo paper 003": ("apo --problem bent-cigar --dim 1000 --pop 10000 --iters 1000", "compiled"),
+    "apo paper 003": ("apo --problem bent-cigar --dim 1000 --pop 10000 --iters 1000", "fused"),
     "pso paper 001": ("pso --problem euclidean --dim 2 --pop 65536 --iters 100000 --preset paper001", "fused"),
     "firefly 16,384 x 32": ("firefly --problem sphere --dim 32 --pop 16384 --iters 200", "fused"),
 }

@@ -6,8 +6,9 @@
 Times one iteration (CUDA-graph replay, after a warm-up chunk) of PSO at paper 001's size
 and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles, warps and
 (Firefly) product precisions; FEP's selection program at paper 004's size for several
-tiles and warps; and APO at paper 003's size (10,000 x 1,000: bent cigar, evaluated between
-two launches, and Griewank, inside the kernel) for several rows per program and warps.
+tiles and warps; and APO at paper 003's sizes (bent cigar, evaluated between two launches;
+Griewank, inside the kernel) and at smaller rows (D = 100, 30, 10), for several rows per
+program and warps, and its renewal program's tile.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ import heuriscale as hs
 from heuriscale.engine.device import synchronize
 
 
-def per_iteration(problem, algo, steps: int, **tiles) -> float:
-    runner = hs.Runner(problem, algo, device="cuda", engine="fused", seed=0)
+def per_iteration(problem, algo, steps: int, runs: int = 1, **tiles) -> float:
+    runner = hs.Runner(problem, algo, runs=runs, device="cuda", engine="fused", seed=0)
     fused = runner._kernels
     for name, value in tiles.items():
         setattr(fused, name, value)
     fused.blocks = math.ceil(fused.pop / fused.block_p)
-    fused.block_f = torch.empty(1, fused.blocks, device="cuda", dtype=torch.float32)
-    fused.block_i = torch.empty(1, fused.blocks, device="cuda", dtype=torch.int64)
+    fused.block_f = torch.empty(runs, fused.blocks, device="cuda", dtype=torch.float32)
+    fused.block_i = torch.empty(runs, fused.blocks, device="cuda", dtype=torch.int64)
     runner.step(2 * runner.chunk)
     synchronize(runner.device)
     started = time.perf_counter()
@@ -61,16 +62,26 @@ def main() -> None:
         times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, 1280, select_tile=tile, select_warps=nw) * 1e6:.1f} us"
                           for nw in (4, 8, 16, 32))
         print(f"fep 6,400 x 32  selection tile {tile}  {times}", flush=True)
-    for name in ("bent-cigar", "griewank") if "apo" in only else ():
-        problem, algo = hs.get_problem(name, dim=1000, bounds=(-100, 100)), hs.APO(pop_size=10_000, max_iters=10**6)
-        for bp in (1, 2, 4):
-            times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, 640, block_p=bp, num_warps=nw) * 1e6:.1f} us"
-                              for nw in (2, 4, 8, 16))
-            print(f"apo 10,000 x 1,000 {name}  rows per program {bp}  {times}", flush=True)
-        for tile in (1024, 2048, 4096, 8192):
+    for label, problem, pop, runs in [] if "apo" not in only else [
+        ("bent cigar 10,000 x 1,000 (paper 003)", hs.get_problem("bent-cigar", dim=1000, bounds=(-100, 100)), 10_000, 1),
+        ("griewank 10,000 x 1,000", hs.get_problem("griewank", dim=1000, bounds=(-100, 100)), 10_000, 1),
+        ("griewank 1,000 x 1,000", hs.get_problem("griewank", dim=1000, bounds=(-100, 100)), 1000, 1),
+        ("rastrigin 1,000 x 100", hs.get_problem("rastrigin", dim=100), 1000, 1),
+        ("rastrigin 100 x 30, 100 runs", hs.get_problem("rastrigin", dim=30), 100, 100),
+        ("sphere 100 x 10, 100 runs", hs.get_problem("sphere", dim=10), 100, 100),
+    ]:
+        algo = hs.APO(pop_size=pop, max_iters=10**6)
+        block_d = max(2, 1 << (problem.dim - 1).bit_length())
+        for elements in (256, 512, 1024):  # rows per program: elements // BLOCK_D
+            bp = max(1, elements // block_d)
+            times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, 640, runs, block_p=bp, num_warps=nw) * 1e6:.1f} us"
+                              for nw in (4, 8))
+            print(f"apo {label}  rows per program {bp} (BLOCK_D {block_d})  {times}", flush=True)
+            if bp == 1:
+                break
+        for tile in (1024, 2048, 4096, 8192) if pop == 10_000 and label.startswith("bent") else ():
             t = per_iteration(problem, algo, 640, renew_tile=tile)
-            print(f"apo 10,000 x 1,000 {name}  renewal tile {tile}: {t * 1e6:.1f} us", flush=True)
-
+            print(f"apo {label}  renewal tile {tile}: {t * 1e6:.1f} us", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -112,7 +112,7 @@ def test_warmup_covers_the_papers_fused_configurations():
     assert len(labels) == len(set(labels))
 
 
-def test_paper_003s_cuda_runs_replay_the_graph_not_the_slower_fused_apo_kernels():
+def test_paper_003s_cuda_runs_replay_the_fused_apo_kernels():
     """(One configuration of Table 2: building all 41 of APO's, rotations included, takes seconds.)"""
     from heuriscale.studies import PAPERS
     from heuriscale.studies.reproduce import configs_for
@@ -121,7 +121,7 @@ def test_paper_003s_cuda_runs_replay_the_graph_not_the_slower_fused_apo_kernels(
     table2 = next(exp for exp in PAPERS["apo"].experiments if exp.name == "table2")
     row, config = next((row, config) for row, config in configs_for(table2, "paper", ["cuda"])
                        if row["tags"] == {"function": "bent-cigar", "pop": 10_000, "D": 1000})
-    assert engine_for(config, *build(config)) == "graph"  # kernels/apo/cuda.py's NOT_PICKED
+    assert engine_for(config, *build(config)) == "fused"
 
 
 def test_warmup_on_the_cpu_builds_each_native_kernel_once_per_dtype():

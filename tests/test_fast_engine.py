@@ -111,25 +111,44 @@ def test_no_garbage_collection_runs_while_a_graph_is_captured():
     assert not any(during_capture)
 
 
-def test_launch_compiles_only_inside_compiled_together():
+def test_launch_compiles_only_inside_compiled_together(monkeypatch):
     """A fused iteration's kernels go through `launch`: a launch outside, only a compilation
-    (handed to a thread) inside, so a first run compiles all of them at once."""
-    from heuriscale.engine.kernels.cuda_common import compiled_together, launch
+    (handed to a thread) inside, so a first run compiles all of them at once; then the
+    launchers of what was compiled are built, before any launch."""
+    from heuriscale.engine.kernels import cuda_common
+    from heuriscale.engine.kernels.cuda_common import compiled_together, compiling_only, launch
 
     calls = []
+    monkeypatch.setattr(cuda_common, "build_launcher", lambda compiled: calls.append(("launcher", compiled)))
 
     class Kernel:
+        def __init__(self, name):
+            self.name = name
+
         def warmup(self, *args, grid, **kwargs):
             calls.append(("compile", grid, args, kwargs))
+            return f"{self.name} compiled"
 
         def __getitem__(self, grid):
             return lambda *args, **kwargs: calls.append(("launch", grid, args, kwargs))
 
-    launch(Kernel(), (2, 3), 1, x=2)
+    launch(Kernel("a"), (2, 3), 1, x=2)
+    assert not compiling_only()
     with compiled_together():
-        launch(Kernel(), (4,), 5, y=6)
-    launch(Kernel(), (7,), 8)
-    assert calls == [("launch", (2, 3), (1,), {"x": 2}), ("compile", (4,), (5,), {"y": 6}), ("launch", (7,), (8,), {})]
+        assert compiling_only()
+        launch(Kernel("b"), (4,), 5, y=6)
+    launch(Kernel("c"), (7,), 8)
+    assert calls == [("launch", (2, 3), (1,), {"x": 2}), ("compile", (4,), (5,), {"y": 6}),
+                     ("launcher", "b compiled"), ("launch", (7,), (8,), {})]
+
+
+def test_a_launcher_that_cannot_be_built_ahead_is_left_to_the_first_launch():
+    from heuriscale.engine.kernels.cuda_common import build_launcher
+
+    class Broken:  # no src or metadata, as a Triton with another driver interface might give
+        pass
+
+    assert build_launcher(Broken()) is None  # no error here: the launch itself reports one
 
 
 @pytest.mark.gpu

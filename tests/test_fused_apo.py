@@ -318,16 +318,21 @@ def test_paper_size_iteration_equals_the_eager_step_with_the_same_random_numbers
         torch.testing.assert_close(runner.state.f[close], expected.f[close], rtol=1e-4, atol=0)
 
 
-def test_auto_and_the_studies_leave_the_apo_kernels_to_engine_fused():
-    """Measured slower than the eager step at paper 003's size (NOT_PICKED says how much):
-    `auto` and the studies do not pick them; engine="fused" still runs them."""
+def test_auto_and_the_studies_pick_the_apo_kernels_where_they_were_measured_faster():
+    """From population x dim = PICKED_FROM (paper 003's Table 2: 1,000 to 10,000 x 1,000) auto
+    and the studies pick them; below, the compiled step (faster at 50 x 3 and 50 x 4 on an H100), and the
+    reason says so; engine="fused" runs them at any size."""
     from heuriscale.engine.kernels import why_not_fused, why_not_picked
-    from heuriscale.engine.kernels.apo.cuda import NOT_PICKED
+    from heuriscale.engine.kernels.apo.cuda import PICKED_FROM
 
-    cuda, problem = torch.device("cuda"), hs.get_problem("sphere", dim=3)
-    assert why_not_fused(APO(max_iters=10), problem, cuda) is None
-    assert why_not_picked(APO(max_iters=10), problem, cuda) == NOT_PICKED
-    assert why_not_picked(hs.PSO(pop_size=10), problem, cuda) is None  # the others are picked
+    cuda = torch.device("cuda")
+    table2, spring = hs.get_problem("bent-cigar", dim=1000), hs.get_problem("spring")
+    assert why_not_picked(APO(pop_size=1000, max_iters=10), table2, cuda) is None
+    assert PICKED_FROM == 1000 * 1000
+    small = why_not_picked(APO(pop_size=50, max_iters=10), spring, cuda)
+    assert "population x dim = 1,000,000 (here 150" in small and "engine='fused'" in small
+    assert why_not_picked(APO(pop_size=999, max_iters=10), table2, cuda) is not None
+    assert why_not_fused(APO(pop_size=50, max_iters=10), spring, cuda) is None
 
 
 @pytest.mark.gpu

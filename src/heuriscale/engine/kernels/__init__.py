@@ -12,9 +12,10 @@ finds them by that declaration. A kernel module provides
     MAX_DIM              (cuda) the widest row its kernels keep in registers
     unsupported(algo)    (optional) why this configuration of the algorithm has no kernel,
                          or None (e.g. Firefly's sequential update on CUDA)
-    NOT_PICKED           (optional, cuda) why `auto` and the studies do not pick these kernels
-                         by themselves (measured slower than another path); engine='fused'
-                         still runs them
+    not_picked(algo, problem)
+                         (optional, cuda) why `auto` and the studies do not pick these
+                         kernels by themselves for this run (measured slower than another
+                         path there), or None; engine='fused' still runs them
 
 Each kernel is tested against the algorithm's eager step with the same random numbers.
 Triton runs on NVIDIA GPUs; with `TRITON_INTERPRET=1` it also runs the same kernels on CPU
@@ -96,10 +97,11 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
 
 def why_not_picked(algorithm, problem, device: torch.device) -> str | None:
     """None when `auto` and the studies may pick the fused kernels by themselves: they exist
-    (`why_not_fused`) and their module does not decline (`NOT_PICKED`); else why not."""
+    (`why_not_fused`) and their module does not decline this run (`not_picked`); else why not."""
     reason = why_not_fused(algorithm, problem, device)
     if reason is None:
-        reason = getattr(_module(algorithm, "cuda")[1], "NOT_PICKED", None)
+        owner, module = _module(algorithm, "cuda")
+        reason = getattr(module, "not_picked", lambda algo, problem: None)(owner, problem)
     return reason
 
 

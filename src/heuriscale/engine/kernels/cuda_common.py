@@ -228,16 +228,25 @@ def row_tiles(dim: int) -> tuple[int, int, int]:
     return block_d, max(1, min(512, 1024 // block_d)), 4 if block_d < 2048 else 8
 
 
-#: True inside `compiled_together`: `launch` then compiles a kernel and launches nothing.
-_compiling_only = contextvars.ContextVar("heuriscale_compiling_only", default=False)
+#: The kernels compiled inside `compiled_together` (a list), else None: `launch` then compiles a
+#: kernel, launches nothing and adds what Triton returns (a compiled kernel, or its future) here.
+_compiling = contextvars.ContextVar("heuriscale_compiling", default=None)
 
 
 def launch(kernel, grid, *args, **kwargs) -> None:
     """kernel[grid](*args, **kwargs); inside `compiled_together`, only its compilation."""
-    if _compiling_only.get():
-        kernel.warmup(*args, grid=grid, **kwargs)
+    compiling = _compiling.get()
+    if compiling is not None:
+        compiled = kernel.warmup(*args, grid=grid, **kwargs)
+        if compiled is not None:
+            compiling.append(compiled)
     else:
         kernel[grid](*args, **kwargs)
+
+
+def compiling_only() -> bool:
+    """Whether `launch` only compiles here (inside `compiled_together`)."""
+    return _compiling.get() is not None
 
 
 def can_compile_together() -> bool:
@@ -256,16 +265,37 @@ def can_compile_together() -> bool:
 def compiled_together(threads: int = 8):
     """The kernels `launch`ed inside are not launched but compiled, all at once in threads
     (Triton's compiler releases the GIL; ptxas is a process of its own), and are ready when
-    the block ends. On the device machine's Xeon six kernels took 17-18 s to compile one
-    after another and 4.5-5.2 s in six threads."""
+    the block ends, with their launchers (`build_launcher`). On the device machine's Xeon six
+    kernels took 17-18 s to compile one after another and 4.5-5.2 s in six threads."""
     from triton.runtime._async_compile import AsyncCompileMode
 
-    token = _compiling_only.set(True)
+    compiled: list = []
+    token = _compiling.set(compiled)
     try:
-        with ThreadPoolExecutor(threads) as pool, AsyncCompileMode(pool):
-            yield
+        with ThreadPoolExecutor(threads) as pool:
+            with AsyncCompileMode(pool):
+                yield
+            list(pool.map(build_launcher, compiled))
     finally:
-        _compiling_only.reset(token)
+        _compiling.reset(token)
+
+
+def build_launcher(kernel) -> None:
+    """Build the launcher of a kernel compiled in `compiled_together`, into Triton's cache.
+
+    Triton makes a C module per kernel signature, with the system's C compiler, when the kernel
+    first runs, one after another: on the device machine, three such builds took 1.13 s of the
+    1.56 s first chunk of APO at paper 003's size with empty caches (docs/benchmarks.md). Built
+    here in threads, the first launch loads them from the cache. Best effort: this uses
+    Triton's driver interface (`launcher_cls`: Triton 3.6 and 3.9); if that fails, the first
+    launch builds the launcher itself, as without this, and says what is wrong if it cannot."""
+    try:
+        from triton.runtime.driver import driver
+
+        compiled = kernel.result() if hasattr(kernel, "result") else kernel  # a future in AsyncCompileMode
+        driver.active.launcher_cls(compiled.src, compiled.metadata)
+    except Exception:  # noqa: BLE001 (see above: the launch itself is the place for errors)
+        return
 
 
 class FusedIteration:
@@ -330,7 +360,7 @@ class FusedIteration:
             launch(kernel, grid, f_in_ptr=f_out, MOVE=True, SELECT=True, **args)
         else:
             launch(kernel, grid, f_in_ptr=f_out, MOVE=True, SELECT=False, **args)
-            compiling = _compiling_only.get()  # (then nothing has moved: no point to evaluate, nor NaN to count)
+            compiling = compiling_only()  # (then nothing has moved: no point to evaluate, nor NaN to count)
             f_in = f_out if compiling else self.problem.evaluate(x_new)
             launch(kernel, grid, f_in_ptr=f_in, MOVE=False, SELECT=True, **args)
 

@@ -19,11 +19,11 @@ problem's own traffic), the rows it reads of others only at its masked coordinat
 3. `_move`, one program per block of ranks of one run, each rank's row in registers:
    its operator ((13) dormancy or reproduction, (12) autotroph or heterotroph), its mask
    ((3) or (5): the row's `ones` smallest of D random keys, found by a bisection on the
-   keys' bits, not by sorting), the rows it reads of others at its masked coordinates only
-   (j, the pairs of (6) or the neighbours of (8)), the candidate ((1), (2), (6) or (8)),
-   clipped to the box, its value (built-in objectives inline; any other problem evaluated
-   between a move launch and a select launch, from a candidate buffer), the greedy
-   selection into the other buffer, and the block's best value with its rank.
+   bits of key and coordinate, not by sorting), the rows it reads of others at its masked
+   coordinates only (j, the pairs of (6) or the neighbours of (8)), the candidate ((1), (2),
+   (6) or (8)), clipped to the box, its value (built-in objectives inline; any other problem
+   evaluated between a move launch and a select launch, from a candidate buffer), the
+   greedy selection into the other buffer, and the block's best value with its rank.
 4. `_finish`, one program per run: the engine's bookkeeping from the block bests, the
    iteration count t of the state, the Philox counter.
 
@@ -62,15 +62,30 @@ from ..cuda_common import (
 
 #: Widest dimension the fused kernels take (one program keeps a protozoan's row in registers).
 MAX_DIM = 4096
-#: Measured on the device machine (an H200, 2026-11-25, benchmarks/speed.py --only apo-paper
-#: --no-cpu --cold): at paper 003's size (10,000 x D 1,000) these kernels took 11.6 ms per
-#: iteration after 31.8 s of set-up, the eager step 3.9 ms, the compiled step 2.5 ms. Until a
-#: profile says where that goes, `auto` and the studies leave them to engine="fused".
-NOT_PICKED = ("APO's fused kernels are slower than its eager step at paper 003's size (11.6 vs 3.9 ms per "
-              "iteration on an H200); engine='fused' runs them when asked")
+#: Elements of a program's tile (BLOCK_P rows of BLOCK_D, at least one row): 256 was the
+#: fastest or within 12% of it at D = 10, 30, 100 and 1,000 in benchmarks/fused_tiles.py on an
+#: H100 (docs/benchmarks.md); row_tiles' 1,024 took up to 57% longer (a row carries more state
+#: than a particle: pair ranks and weights, its operator, its mask).
+TILE_ELEMENTS = 256
+#: Smallest population x dimension at which `auto` and the studies pick these kernels. On the
+#: H100 (docs/benchmarks.md, 2026-11-26) they took 0.18-0.33 of the compiled step's time from
+#: 1,000 x 1,000 to 10,000 x 1,000 (paper 003's Table 2), but 3.0x its time at 50 x 3 (spring,
+#: float64) and 1.8x at 50 x 4 (Rosenbrock): a few more launches a step, with the problem's own
+#: kernels between two of them. Sizes in between were not measured: the compiled step stays
+#: the choice there.
+PICKED_FROM = 1_000_000
 _PI = tl.constexpr(3.141592653589793)
 # Philox streams (see the module's docstring).
 _ELEMENTS, _SCALARS, _RENEWAL, _RUN, _PAIRS = (tl.constexpr(s) for s in range(5))
+
+
+def not_picked(algorithm, problem) -> str | None:
+    """Why `auto` and the studies leave this run to the compiled step (see PICKED_FROM), or None."""
+    size = algorithm.pop_size * problem.dim
+    if size >= PICKED_FROM:
+        return None
+    return (f"APO's fused kernels are picked from population x dim = {PICKED_FROM:,} (here {size:,}: the compiled "
+            "step was faster at small sizes on an H100); engine='fused' runs them when asked")
 
 
 @triton.jit
@@ -109,21 +124,23 @@ def _ceil(v):
 
 
 @triton.jit
-def _smallest(key, ones, dm):
+def _smallest(key, ones, d, dm):
     """Each row's `ones` smallest keys (ties by coordinate) as a mask: exactly `ones` ones per
-    row at distinct coordinates, eager's rank test on random keys (`exact_ones`). The
-    threshold is the `ones`-th smallest key, found bit by bit (31 counts per row)."""
+    row at distinct coordinates, eager's rank test on random keys (`exact_ones`).
+
+    A key and its coordinate make one unique 43-bit number (key * 4096 + d: MAX_DIM is 4,096),
+    so the `ones`-th smallest of them, found bit by bit (43 counts per row), is the threshold
+    of exactly `ones` coordinates. Ties need no pass of their own: one that counted them (a
+    cumulative sum after the bit loop) made Triton 3.6 keep the row in local memory (12.7 KB
+    of stack a thread, 16.6 ms an iteration at paper 003's size on an H100)."""
+    unique = (key.to(tl.int64) << 12) | d[None, :].to(tl.int64)
     real = dm[None, :]
-    threshold = ones * 0
-    for k in range(31):
-        bit = 30 - k
-        top = threshold | ((1 << bit) - 1)  # the lower half's largest key
-        count = tl.sum(((key <= top[:, None]) & real).to(tl.int32), 1)
-        threshold = tl.where(count < ones, threshold | (1 << bit), threshold)
-    less = (key < threshold[:, None]) & real
-    tie = (key == threshold[:, None]) & real
-    need = ones - tl.sum(less.to(tl.int32), 1)
-    return less | (tie & (tl.cumsum(tie.to(tl.int32), 1) <= need[:, None]))
+    below = ones.to(tl.int64) * 0  # the largest number with fewer than `ones` of them below it
+    for k in range(43):
+        half = tl.full((), 1, tl.int64) << (42 - k)
+        count = tl.sum(((unique < below[:, None] + half) & real).to(tl.int32), 1)
+        below = tl.where(count < ones, below + half, below)
+    return (unique <= below[:, None]) & real & (ones[:, None] > 0)
 
 
 @triton.jit
@@ -214,7 +231,7 @@ def _move(
         sign = tl.where(sign_u < 0.5, 1.0, -1.0).to(x.dtype)
         ones_f = ((D * (rank + 1).to(tl.int64) + P - 1) // P).to(tl.int32)  # ceil(D i / N)
         ones = tl.where(renew, tl.maximum(_ceil(count_u * D), 1), ones_f)
-        moving = _smallest(key, ones, dm) & mask  # (3) Mr, (5) Mf
+        moving = _smallest(key, ones, d, dm) & mask  # (3) Mr, (5) Mf
 
         lower = tl.load(lower_ptr + d, mask=dm, other=0.0)[None, :]
         upper = tl.load(upper_ptr + d, mask=dm, other=0.0)[None, :]
@@ -341,7 +358,8 @@ class FusedAPO(FusedIteration):
     """One engine iteration of `APO`; the population alternates between two buffers, in rank order."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d, block_p, self.num_warps = row_tiles(problem.dim)
+        self.block_d, _, self.num_warps = row_tiles(problem.dim)
+        block_p = max(1, TILE_ELEMENTS // self.block_d)
         eps = torch.finfo(problem.lower.dtype).eps
         super().__init__(problem, runs, algorithm.pop_size, block_p,
                          [algorithm.pf_max, float(algorithm.max_iters), eps], target, seed)
