@@ -51,7 +51,7 @@ from ..de.cpu import CROSS, INDEX, cross_and_repair, draw_quads, pbest_places, r
 
 PARAM = 4  # Philox streams PARAM (slot, CR's normal, F's first draw) and PARAM + 1 (F's draws again)
 REDRAWS = 16  # eager's: F drawn again up to 16 times while <= 0
-SUMS = 6  # per block: Σ δ, Σ δ F, Σ δ F², Σ δ CR, Σ δ CR², successes
+SUMS = 5  # per block: Σ δ F, Σ δ F², Σ δ CR, Σ δ CR², successes (Σ δ cancels in the weighted Lehmer means)
 
 
 @njit(cache=True, inline="always")
@@ -157,7 +157,7 @@ def _select(f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f
     alive = n[run]
     p0 = b * BLOCK_ROWS
     best, best_i, nans = np.inf, p0, 0
-    s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, 0.0, 0.0
     cap = limits[1] / T(pop)  # eager's: a first finite value after inf keeps the weights finite
     for p in range(p0, min(alive, p0 + BLOCK_ROWS)):
         value = trial_f[run, p] if fid else np.float64(f_in[run * alive + p])
@@ -172,11 +172,9 @@ def _select(f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f
         if fu < f[run, p]:
             delta = np.float64(min(abs(f[run, p] - fu), cap))
             F, CR = np.float64(Fs[run, p]), np.float64(CRs[run, p])
-            s0, s1, s2, s3, s4, s5 = s0 + delta, s1 + delta * F, s2 + delta * F * F, s3 + delta * CR, \
-                s4 + delta * CR * CR, s5 + 1.0
+            s1, s2, s3, s4, s5 = s1 + delta * F, s2 + delta * F * F, s3 + delta * CR, s4 + delta * CR * CR, s5 + 1.0
     block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
-    sums[run, b, 0], sums[run, b, 1], sums[run, b, 2] = s0, s1, s2
-    sums[run, b, 3], sums[run, b, 4], sums[run, b, 5] = s3, s4, s5
+    sums[run, b, 0], sums[run, b, 1], sums[run, b, 2], sums[run, b, 3], sums[run, b, 4] = s1, s2, s3, s4, s5
 
 
 # -- the parallel loops' work, job by job: compiled once for both builds (see cpu_jobs.py) -------
@@ -218,18 +216,18 @@ def _close(run, k, x, trial, new_f, success, m_f, m_cr, slot, nfe, n, prev_n, ar
     T = m_f.dtype.type
     alive = n[run]
     m, i = reduce_blocks(block_f, block_i, run)
-    total = np.zeros(SUMS)
+    df, df2, dcr, dcr2, successes = 0.0, 0.0, 0.0, 0.0, 0.0  # the blocks' sums (SUMS), in block order
     for b in range(block_nan.shape[1]):
         nan_evals[run] += block_nan[run, b]
-        for c in range(SUMS):
-            total[c] += sums[run, b, c]
+        df, df2, dcr, dcr2 = df + sums[run, b, 0], df2 + sums[run, b, 1], dcr + sums[run, b, 2], dcr2 + sums[run, b, 3]
+        successes += sums[run, b, 4]
     track_best(run, m, trial[run, i * dim:(i + 1) * dim], best_x, best_f, hit, it, target, has_target, record, k)
-    if total[5] > 0:  # some success: slot k from the weighted Lehmer means
+    if successes > 0:  # some success: slot k from the weighted Lehmer means
         s = slot[run]
-        mean_f = T(total[2] / total[1]) if total[1] > 0 else T(0.0)
-        mean_cr = T(total[4] / total[3]) if total[3] > 0 else T(0.0)
+        mean_f = T(df2 / df) if df > 0 else T(0.0)
+        mean_cr = T(dcr2 / dcr) if dcr > 0 else T(0.0)
         old_f, old_cr = m_f[run, s], m_cr[run, s]
-        if total[3] <= 0 or (not jso and old_cr == T(-1.0)):  # ⊥ (L-SHADE: it stays)
+        if dcr <= 0 or (not jso and old_cr == T(-1.0)):  # ⊥ (L-SHADE: it stays)
             mean_cr = T(-1.0)
         m_f[run, s] = (mean_f + old_f) / T(2.0) if jso else mean_f
         m_cr[run, s] = (mean_cr + old_cr) / T(2.0) if jso else mean_cr
