@@ -123,32 +123,36 @@ def test_launch_compiles_only_inside_compiled_together(monkeypatch):
 
     class Kernel:
         def __init__(self, name):
-            self.name = name
+            self.build = [f"{name} compiled"]  # what Triton returns: one object per build
 
         def warmup(self, *args, grid, **kwargs):
             calls.append(("compile", grid, args, kwargs))
-            return f"{self.name} compiled"
+            return self.build
 
         def __getitem__(self, grid):
             return lambda *args, **kwargs: calls.append(("launch", grid, args, kwargs))
 
     launch(Kernel("a"), (2, 3), 1, x=2)
     assert not compiling_only()
+    b = Kernel("b")
     with compiled_together():
         assert compiling_only()
-        launch(Kernel("b"), (4,), 5, y=6)
+        launch(b, (4,), 5, y=6)
+        launch(b, (4,), 5, y=6)  # the same kernel again (Triton returns the same build): one launcher
     launch(Kernel("c"), (7,), 8)
     assert calls == [("launch", (2, 3), (1,), {"x": 2}), ("compile", (4,), (5,), {"y": 6}),
-                     ("launcher", "b compiled"), ("launch", (7,), (8,), {})]
+                     ("compile", (4,), (5,), {"y": 6}), ("launcher", ["b compiled"]), ("launch", (7,), (8,), {})]
 
 
-def test_a_launcher_that_cannot_be_built_ahead_is_left_to_the_first_launch():
+def test_a_launcher_that_cannot_be_built_ahead_is_left_to_the_first_launch(caplog):
     from heuriscale.engine.kernels.cuda_common import build_launcher
 
     class Broken:  # no src or metadata, as a Triton with another driver interface might give
         pass
 
-    assert build_launcher(Broken()) is None  # no error here: the launch itself reports one
+    with caplog.at_level("DEBUG", logger="heuriscale"):
+        build_launcher(Broken())  # no error here: the launch itself reports one
+    assert "was not built ahead" in caplog.text and "its first launch builds it" in caplog.text
 
 
 @pytest.mark.gpu

@@ -247,8 +247,8 @@ def test_auto_engine_picks_the_fused_kernels_for_long_runs_on_cuda():
     r = hs.minimize("sphere", "pso", dim=10, iters=20_000, runs=5, seed=1, device="cuda")
     assert r.extra["engine"] == "fused+graph", r.extra["engine_reason"]
     assert (r.best_f < 1e-6).all()  # issue 2's acceptance bar, on the fused path
-    # APO's kernels are picked from population x dim = 1,000,000 (kernels/apo/cuda.py's
-    # not_picked; docs/benchmarks.md): at dim 4 auto takes the compiled step
+    # APO's kernels are weighed against the compiled step from population x dim = 1,000,000
+    # (kernels/apo/cuda.py's compiled_faster; docs/benchmarks.md): at dim 4 auto takes the compiled step
     for name, fast in (("firefly", "fused"), ("prs", "fused"), ("fep", "fused"), ("apo", "compiled")):
         runner = Runner("sphere", hs.get_algorithm(name, **({"max_iters": 10**6} if name in ("prs", "apo") else {})),
                         dim=4, device="cuda", seed=0)

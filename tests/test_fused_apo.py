@@ -24,6 +24,8 @@ from test_native_apo import check_greedy_selection
 triton = pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
 
+from heuriscale.engine.kernels.apo.cuda import _smallest  # noqa: E402
+
 
 def _step_both(runner, algo: APO, seed: int):
     """One step of the fused runner fed the numbers eager draws from `seed`, and eager's step
@@ -125,6 +127,38 @@ def _eager_candidates(problem, algo, runs):
 
 def _sphere(dim, lower=-5.0, upper=5.0):
     return hs.TorchFunction(lambda x: (x * x).sum(-1), dim, lower, upper)  # evaluated between launches
+
+
+@triton.jit
+def _masks(keys_ptr, ones_ptr, out_ptr, D, BLOCK_D: tl.constexpr):
+    """Row program_id(0)'s mask from the kernels' own search (`_smallest`)."""
+    row = tl.program_id(0)
+    d = tl.arange(0, BLOCK_D)
+    dm = d < D
+    key = tl.load(keys_ptr + row * BLOCK_D + d[None, :])  # padding columns hold keys too (ignored)
+    ones = tl.load(ones_ptr + row + tl.arange(0, 1))
+    tl.store(out_ptr + row * BLOCK_D + d[None, :], _smallest(key, ones, d, dm).to(tl.int8))
+
+
+@pytest.mark.parametrize("dim", [1, 5, 37, 1000, 4096])
+def test_the_mask_search_takes_exactly_the_smallest_keys_ties_by_coordinate(dim, fused_device):
+    """`_smallest` against a sort by (key, coordinate): exactly `ones` coordinates (0 to D), with
+    heavy ties, the largest 31-bit key, 0, the float32 bits of U[0, 1) (the test hooks' keys)."""
+    block = triton.next_power_of_2(dim)
+    g = torch.Generator().manual_seed(dim)
+    rows = [torch.randint(0, 2**31, (block,), generator=g), torch.randint(0, 4, (block,), generator=g),
+            torch.randint(2**31 - 3, 2**31, (block,), generator=g), torch.zeros(block, dtype=torch.int64),
+            torch.rand(block, generator=g).view(torch.int32).long()]
+    keys = torch.stack(rows).to(torch.int32)
+    ones = torch.tensor([0, 1, dim, dim // 2, torch.randint(0, dim + 1, (1,), generator=g).item()], dtype=torch.int32)
+    out = torch.empty(len(rows), block, dtype=torch.int8)
+    keys_d, ones_d, out_d = (t.to(fused_device) for t in (keys, ones, out))
+    _masks[(len(rows),)](keys_d, ones_d, out_d, dim, BLOCK_D=block)
+    for r in range(len(rows)):
+        order = sorted(range(dim), key=lambda c: (int(keys[r, c]), c))
+        expected = torch.zeros(block, dtype=torch.int8)
+        expected[order[:int(ones[r])]] = 1
+        assert torch.equal(out_d[r].cpu(), expected), (r, int(ones[r]))
 
 
 def test_operators_renewals_and_masks_are_distributed_as_eager_ones(fused_device):
@@ -318,10 +352,11 @@ def test_paper_size_iteration_equals_the_eager_step_with_the_same_random_numbers
         torch.testing.assert_close(runner.state.f[close], expected.f[close], rtol=1e-4, atol=0)
 
 
-def test_auto_and_the_studies_pick_the_apo_kernels_where_they_were_measured_faster():
-    """From population x dim = PICKED_FROM (paper 003's Table 2: 1,000 to 10,000 x 1,000) auto
-    and the studies pick them; below, the compiled step (faster at 50 x 3 and 50 x 4 on an H100), and the
-    reason says so; engine="fused" runs them at any size."""
+def test_auto_weighs_the_apo_kernels_against_the_compiled_step_where_they_were_measured_faster():
+    """Against the compiled step, from population x dim = PICKED_FROM (paper 003's Table 2:
+    1,000 to 10,000 x 1,000); below, the compiled step (faster at 50 x 3 and 50 x 4 on an
+    H100), and the reason says so. Against graph replay (the studies) or eager steps, at any
+    size (faster at every size measured); engine="fused" runs them at any size."""
     from heuriscale.engine.kernels import why_not_fused, why_not_picked
     from heuriscale.engine.kernels.apo.cuda import PICKED_FROM
 
@@ -332,7 +367,11 @@ def test_auto_and_the_studies_pick_the_apo_kernels_where_they_were_measured_fast
     small = why_not_picked(APO(pop_size=50, max_iters=10), spring, cuda)
     assert "population x dim = 1,000,000 (here 150" in small and "engine='fused'" in small
     assert why_not_picked(APO(pop_size=999, max_iters=10), table2, cuda) is not None
+    for instead in ("graph", "eager"):
+        assert why_not_picked(APO(pop_size=50, max_iters=10), spring, cuda, instead=instead) is None
     assert why_not_fused(APO(pop_size=50, max_iters=10), spring, cuda) is None
+    with pytest.raises(ValueError, match="instead must be"):
+        why_not_picked(APO(pop_size=50, max_iters=10), spring, cuda, instead="native")
 
 
 @pytest.mark.gpu

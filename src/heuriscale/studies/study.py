@@ -138,7 +138,7 @@ def timed(run: Callable[[], Result], warm: bool = True) -> Result:
 
 def engine_for(config: RunConfig, problem, algo) -> str:
     """On the CPU: the native kernels (compiled once, then loaded from Numba's disk cache).
-    On CUDA: the fused kernels where they exist and pay (`why_not_picked`; compiled once per process), else graph
+    On CUDA: the fused kernels where they exist (compiled once per process), else graph
     replay of the uncompiled step (capture takes milliseconds, while compiling again for
     every run of a grid would take seconds each). Eager for profiled runs (their phases are
     timed one by one), for short runs on CUDA, for steps a graph cannot capture (CMA-ES's
@@ -148,7 +148,7 @@ def engine_for(config: RunConfig, problem, algo) -> str:
     if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256 \
             or problem.stochastic or why_not_graph(algo):
         return "eager"
-    return "fused" if why_not_picked(algo, problem, torch.device(config.device)) is None else "graph"
+    return "fused" if why_not_picked(algo, problem, torch.device(config.device), instead="graph") is None else "graph"
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:

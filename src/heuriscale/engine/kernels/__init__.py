@@ -12,10 +12,11 @@ finds them by that declaration. A kernel module provides
     MAX_DIM              (cuda) the widest row its kernels keep in registers
     unsupported(algo)    (optional) why this configuration of the algorithm has no kernel,
                          or None (e.g. Firefly's sequential update on CUDA)
-    not_picked(algo, problem)
-                         (optional, cuda) why `auto` and the studies do not pick these
-                         kernels by themselves for this run (measured slower than another
-                         path there), or None; engine='fused' still runs them
+    compiled_faster(algo, problem)
+                         (optional, cuda) why the compiled step is the faster path for this
+                         run (measured), or None: then `auto` takes the compiled step where it
+                         would otherwise weigh these kernels against it; engine='fused' still
+                         runs them
 
 Each kernel is tested against the algorithm's eager step with the same random numbers.
 Triton runs on NVIDIA GPUs; with `TRITON_INTERPRET=1` it also runs the same kernels on CPU
@@ -95,13 +96,16 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     return None
 
 
-def why_not_picked(algorithm, problem, device: torch.device) -> str | None:
-    """None when `auto` and the studies may pick the fused kernels by themselves: they exist
-    (`why_not_fused`) and their module does not decline this run (`not_picked`); else why not."""
+def why_not_picked(algorithm, problem, device: torch.device, instead: str = "compiled") -> str | None:
+    """None when `auto` and the studies may pick the fused kernels over the path `instead`
+    ("compiled", "graph" or "eager"): they exist (`why_not_fused`) and, against the compiled
+    step, their module does not find it faster for this run (`compiled_faster`); else why not."""
+    if instead not in ("compiled", "graph", "eager"):
+        raise ValueError(f"instead must be 'compiled', 'graph' or 'eager', got {instead!r}")
     reason = why_not_fused(algorithm, problem, device)
-    if reason is None:
+    if reason is None and instead == "compiled":
         owner, module = _module(algorithm, "cuda")
-        reason = getattr(module, "not_picked", lambda algo, problem: None)(owner, problem)
+        reason = getattr(module, "compiled_faster", lambda algo, problem: None)(owner, problem)
     return reason
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -238,7 +239,7 @@ def launch(kernel, grid, *args, **kwargs) -> None:
     compiling = _compiling.get()
     if compiling is not None:
         compiled = kernel.warmup(*args, grid=grid, **kwargs)
-        if compiled is not None:
+        if compiled is not None and all(compiled is not seen for seen in compiling):  # (one per build)
             compiling.append(compiled)
     else:
         kernel[grid](*args, **kwargs)
@@ -283,19 +284,21 @@ def compiled_together(threads: int = 8):
 def build_launcher(kernel) -> None:
     """Build the launcher of a kernel compiled in `compiled_together`, into Triton's cache.
 
-    Triton makes a C module per kernel signature, with the system's C compiler, when the kernel
-    first runs, one after another: on the device machine, three such builds took 1.13 s of the
-    1.56 s first chunk of APO at paper 003's size with empty caches (docs/benchmarks.md). Built
-    here in threads, the first launch loads them from the cache. Best effort: this uses
-    Triton's driver interface (`launcher_cls`: Triton 3.6 and 3.9); if that fails, the first
-    launch builds the launcher itself, as without this, and says what is wrong if it cannot."""
+    Triton 3.6 (the device machine's) makes a C module per kernel signature, with the system's
+    C compiler, when the kernel first runs, one after another: there, three such builds took
+    1.13 s of the 1.56 s first chunk of APO at paper 003's size with empty caches
+    (docs/benchmarks.md). Built here in threads, the first launch loads them from the cache.
+    (Triton 3.9 launches every kernel through one shared launcher: nothing is built here.)
+    Best effort, through Triton's driver interface (`launcher_cls`): if that fails, the first
+    launch builds the launcher itself, as without this, and raises there if it cannot."""
     try:
         from triton.runtime.driver import driver
 
         compiled = kernel.result() if hasattr(kernel, "result") else kernel  # a future in AsyncCompileMode
         driver.active.launcher_cls(compiled.src, compiled.metadata)
-    except Exception:  # noqa: BLE001 (see above: the launch itself is the place for errors)
-        return
+    except Exception as exc:  # noqa: BLE001 (see above: the launch itself is the place for errors)
+        logging.getLogger("heuriscale").debug("a Triton launcher was not built ahead (%s: %s); its first launch "
+                                              "builds it", type(exc).__name__, exc)
 
 
 class FusedIteration:

@@ -67,25 +67,29 @@ MAX_DIM = 4096
 #: H100 (docs/benchmarks.md); row_tiles' 1,024 took up to 57% longer (a row carries more state
 #: than a particle: pair ranks and weights, its operator, its mask).
 TILE_ELEMENTS = 256
-#: Smallest population x dimension at which `auto` and the studies pick these kernels. On the
-#: H100 (docs/benchmarks.md, 2026-11-26) they took 0.18-0.33 of the compiled step's time from
-#: 1,000 x 1,000 to 10,000 x 1,000 (paper 003's Table 2), but 3.0x its time at 50 x 3 (spring,
-#: float64) and 1.8x at 50 x 4 (Rosenbrock): a few more launches a step, with the problem's own
-#: kernels between two of them. Sizes in between were not measured: the compiled step stays
-#: the choice there.
+#: Smallest population x dimension (of one run) at which `auto` weighs these kernels rather than
+#: the compiled step. On the H100 (docs/benchmarks.md, 2026-11-26) they took 0.15-0.33 of the
+#: compiled step's time from 1,000 x 1,000 to 10,000 x 1,000 (paper 003's Table 2), but 3.0x its
+#: time at 50 x 3 (spring, float64) and 1.8x at 50 x 4 (Rosenbrock): a few more launches a step,
+#: with the problem's own kernels between two of them. Sizes in between, and batched runs, were
+#: not measured: the compiled step stays the choice there. Against graph replay of the eager step
+#: (the studies) or eager steps the kernels were faster at every size measured (spring: 92.7 us
+#: against 375.8 us), so only the compiled step is weighed here.
 PICKED_FROM = 1_000_000
 _PI = tl.constexpr(3.141592653589793)
 # Philox streams (see the module's docstring).
 _ELEMENTS, _SCALARS, _RENEWAL, _RUN, _PAIRS = (tl.constexpr(s) for s in range(5))
 
 
-def not_picked(algorithm, problem) -> str | None:
-    """Why `auto` and the studies leave this run to the compiled step (see PICKED_FROM), or None."""
+def compiled_faster(algorithm, problem) -> str | None:
+    """Why `auto` takes the compiled step rather than these kernels for this run (see
+    PICKED_FROM), or None."""
     size = algorithm.pop_size * problem.dim
     if size >= PICKED_FROM:
         return None
-    return (f"APO's fused kernels are picked from population x dim = {PICKED_FROM:,} (here {size:,}: the compiled "
-            "step was faster at small sizes on an H100); engine='fused' runs them when asked")
+    return (f"APO's fused kernels are picked over the compiled step from population x dim = {PICKED_FROM:,} "
+            f"(here {size:,}: the compiled step was faster at small sizes on an H100); engine='fused' runs them "
+            "when asked")
 
 
 @triton.jit
@@ -191,6 +195,7 @@ def _move(
     FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr, NP: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
+    tl.static_assert(BLOCK_D <= 4096, "_smallest packs a coordinate into 12 bits (MAX_DIM)")
     block, run, rank, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
     base = row - rank  # run * P, for indices into the run's arrays
     parent_off = (base + tl.load(order_ptr + row, mask=pm, other=0))[:, None] * D + d[None, :]
