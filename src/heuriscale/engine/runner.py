@@ -17,8 +17,8 @@ import time
 import torch
 
 from ..algorithms import Algorithm, State
-from ..interrupt import deferred
 from ..algorithms.base import take_rows
+from ..interrupt import deferred
 from ..problems import Problem
 from . import checkpoint as checkpoints
 from .arguments import as_algorithm, as_problem, check_count, check_real
@@ -165,16 +165,11 @@ class Runner:
         build = fused_iteration if self.engine == "fused" else native_iteration
         self._kernels = build(self.algorithm, self._guarded, self.runs, self.target, key)
         self.state = self._kernels.prepare(self.state)
-        # compile (or load from the disk cache) before the steps, as setup; a signal waits for the
-        # build to end: one stopped inside Numba or LLVM leaves objects that complain at exit
-        with deferred():
-            if self.engine == "native":
-                with announcing_build("native", self.algorithm.stepping().name):
-                    self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it,
-                                                             self.best_f)
-            else:  # fused: every kernel compiled at once, in threads
-                self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it,
-                                                         self.best_f)
+        # compile (or load from the disk cache) before the steps, as setup (fused: every kernel at
+        # once, in threads); a signal waits for the build to end: one stopped inside Numba or LLVM
+        # leaves objects that complain at exit
+        with deferred(), announcing_build(self.engine, self.algorithm.stepping().name):
+            self.setup_time += self._kernels.warm_up(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
 
     def use_engine(self, engine: str, reason: str | None = None) -> None:
         """Switch to another engine before the first step: the runs then go exactly as if

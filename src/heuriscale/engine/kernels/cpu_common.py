@@ -178,6 +178,16 @@ def close_step(run, rows, dim, best_x, best_f, hit, it, target, has_target, reco
     return m, i
 
 
+def as_written(algorithm, classes: tuple, what: str) -> str | None:
+    """None where `algorithm` is exactly one of `classes`; else why their native kernel does not
+    run it: the kernel computes `what` as written, and a subclass may change the step (a
+    kernel module's `unsupported`, for kernels found through `Kernels(folder=...)`)."""
+    if type(algorithm) in classes:
+        return None
+    return (f"the native kernel computes {what} as written; {type(algorithm).__name__} changes it: "
+            "use engine='eager'")
+
+
 def native_view(t: torch.Tensor) -> np.ndarray:
     """A NumPy view of a CPU tensor (0-d tensors as 1-element arrays, so kernels can write them)."""
     view = (t.detach() if t.requires_grad else t).numpy()  # detach costs a microsecond

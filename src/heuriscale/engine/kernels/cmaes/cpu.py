@@ -43,7 +43,7 @@ import torch
 from numba import prange, typeof, types
 
 from ....algorithms.cmaes import CMAES, TOL_CONDITION, TOL_FUN, TOL_X, TOL_X_UP, table1
-from ..cpu_common import NativeIteration, kernel, stable_order, track_best
+from ..cpu_common import NativeIteration, as_written, kernel, stable_order, track_best
 from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words
@@ -327,9 +327,8 @@ def _serial_lapack():
 
 def unsupported(algorithm) -> str | None:
     """The kernel follows cmaes.py exactly: a subclass that changes its hooks has none."""
-    if type(algorithm) is not CMAES:
-        return (f"the native kernel computes CMA-ES as written; {type(algorithm).__name__} changes it: "
-                "use engine='eager'")
+    if (reason := as_written(algorithm, (CMAES,), "CMA-ES")) is not None:
+        return reason
     if algorithm.ipop:
         return ("the native kernel runs whole generations of one population; IPOP's restarts grow it "
                 "(restarts=True with pop_increase > 1): use engine='eager', or pop_increase=1 to restart at the "

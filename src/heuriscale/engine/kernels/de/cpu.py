@@ -49,7 +49,8 @@ import torch
 from numba import njit, prange, typeof, types
 
 from ....algorithms.de import DE
-from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, reduce_blocks, stable_order, track_best
+from ..cpu_common import (BLOCK_ROWS, NativeIteration, as_written, copy_into, kernel, reduce_blocks, stable_order,
+                          track_best)
 from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words, uniform
@@ -312,10 +313,7 @@ def _generations(x, f, archive, archive_n, trial, trial_f, better, order, rank, 
 
 def unsupported(algorithm) -> str | None:
     """The kernel follows de.py exactly: a subclass that changes its step has none."""
-    if type(algorithm) is not DE:
-        return (f"the native kernel computes DE as written; {type(algorithm).__name__} changes it: "
-                "use engine='eager'")
-    return None
+    return as_written(algorithm, (DE,), "DE")
 
 
 class NativeDE(NativeIteration):

@@ -43,7 +43,8 @@ from numba import njit, prange, typeof, types
 
 from ....algorithms.jso import JSO
 from ....algorithms.lshade import LSHADE
-from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, reduce_blocks, stable_order, track_best
+from ..cpu_common import (BLOCK_ROWS, NativeIteration, as_written, copy_into, kernel, reduce_blocks, stable_order,
+                          track_best)
 from ..cpu_jobs import CompiledJob, call_job, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words, uniform
@@ -298,10 +299,7 @@ def _generations(xa, fa, xb, fb, archive, archive_n, m_cr, m_f, slot, nfe, n, pr
 
 def unsupported(algorithm) -> str | None:
     """The kernel follows lshade.py and jso.py exactly: a subclass that changes their hooks has none."""
-    if type(algorithm) not in (LSHADE, JSO):
-        return (f"the native kernel computes L-SHADE and jSO as written; {type(algorithm).__name__} changes them: "
-                "use engine='eager'")
-    return None
+    return as_written(algorithm, (LSHADE, JSO), "L-SHADE and jSO")
 
 
 class NativeSHADE(NativeIteration):
