@@ -72,6 +72,11 @@ CPU_CONFIGS = {
                           "-P bounds=-5.12,5.12"),
     "firefly 1,024 x 32": "firefly --problem sphere --dim 32 --pop 1024 --iters 3",
     "prs 1,024 x 30": "prs --problem rastrigin --dim 30 --pop 1024 --iters 50",
+    # the field's baselines (their native kernels), at the command
+    "de default": "de --problem rastrigin --dim 30 --iters 500",
+    "lshade default": "lshade --problem rastrigin --dim 30 --iters 500",
+    "jso default": "jso --problem rastrigin --dim 30 --iters 500",
+    "cmaes default": "cmaes --problem rastrigin --dim 30 --iters 500",
 }
 #: The issue's small comparison: PSO, PRS and FEP on five classic functions, 5 runs of 3,000 evaluations.
 CPU_COMPARE = "compare -a pso,prs,fep --suite classic --functions f1,f5,f9,f10,f11 --runs 5 --evals 3000 --device cpu"

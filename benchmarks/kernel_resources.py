@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -96,7 +97,9 @@ def main() -> None:
         consts = {k: triton_aot._constexpr_value(v) for k, v in launch["constexprs"].items()}
         src = ASTSource(kernel, launch["signature"], consts,
                         {(kernel.arg_names.index(k),): v for k, v in launch["attrs"].items()})
+        started = time.perf_counter()
         compiled = triton.compile(src, target=GPUTarget(*triton_aot.H100), options=launch["options"])
+        took = time.perf_counter() - started
         with tempfile.NamedTemporaryFile("w", suffix=".ptx") as ptx:
             ptx.write(compiled.asm["ptx"])
             ptx.flush()
@@ -105,7 +108,7 @@ def main() -> None:
                 if "registers" in line or "spill" in line]
         flags = {k: v for k, v in launch["constexprs"].items() if isinstance(v, (bool, int)) and not isinstance(v, dict)}
         print(f"  {launch['kernel'].split(':')[1]} {flags} warps={launch['options'].get('num_warps')} "
-              f"({Path(used_ptxas).name})")
+              f"({Path(used_ptxas).name}; compiled in {took:.2f} s)")
         print(f"      {' | '.join(used) or report.strip()[-300:]}")
 
 

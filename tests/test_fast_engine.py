@@ -8,6 +8,7 @@ everywhere.
 """
 
 import gc
+import sys
 import warnings
 
 import pytest
@@ -134,25 +135,105 @@ def test_launch_compiles_only_inside_compiled_together(monkeypatch):
 
     launch(Kernel("a"), (2, 3), 1, x=2)
     assert not compiling_only()
-    b = Kernel("b")
+    b, d = Kernel("b"), Kernel("d")
     with compiled_together():
         assert compiling_only()
         launch(b, (4,), 5, y=6)
         launch(b, (4,), 5, y=6)  # the same kernel again (Triton returns the same build): one launcher
+        launch(d, (9,), 10)
     launch(Kernel("c"), (7,), 8)
-    assert calls == [("launch", (2, 3), (1,), {"x": 2}), ("compile", (4,), (5,), {"y": 6}),
-                     ("compile", (4,), (5,), {"y": 6}), ("launcher", ["b compiled"]), ("launch", (7,), (8,), {})]
+    # each launcher is built (in a thread) once its kernel is compiled, and all before the block ends
+    launchers = [call for call in calls if call[0] == "launcher"]
+    assert sorted(launchers) == [("launcher", ["b compiled"]), ("launcher", ["d compiled"])]
+    assert [call for call in calls if call[0] != "launcher"] == [
+        ("launch", (2, 3), (1,), {"x": 2}), ("compile", (4,), (5,), {"y": 6}), ("compile", (4,), (5,), {"y": 6}),
+        ("compile", (9,), (10,), {}), ("launch", (7,), (8,), {})]
+    assert calls[-1][0] == "launch"
 
 
-def test_a_launcher_that_cannot_be_built_ahead_is_left_to_the_first_launch(caplog):
+def test_a_launcher_is_built_from_the_compile_future_without_finalising_it(monkeypatch):
+    """In AsyncCompileMode a launch gives a future kernel; its launcher's thread waits for the
+    compile itself and leaves the finalising (which fills Triton's kernel cache) to the main
+    thread at the block's end."""
+    import threading
+    import types
+    from concurrent.futures import Future
+
+    import triton.runtime.driver  # noqa: F401 (the module: `triton.runtime.driver` names its object)
+
     from heuriscale.engine.kernels.cuda_common import build_launcher
 
-    class Broken:  # no src or metadata, as a Triton with another driver interface might give
-        pass
+    built = []
+    monkeypatch.setattr(sys.modules["triton.runtime.driver"], "driver", types.SimpleNamespace(
+        active=types.SimpleNamespace(launcher_cls=lambda src, metadata: built.append((src, metadata)))))
 
+    class Pending:
+        def __init__(self):
+            self.future = Future()
+
+        def result(self):
+            raise AssertionError("finalised off the main thread")
+
+    pending = Pending()
+    thread = threading.Thread(target=build_launcher, args=(pending,))
+    thread.start()
+    thread.join(0.2)
+    assert thread.is_alive() and not built  # waiting for the compile
+    pending.future.set_result(types.SimpleNamespace(src="source", metadata="metadata"))
+    thread.join(5)
+    assert built == [("source", "metadata")]
+
+
+def test_triton_is_prepared_ahead_only_with_a_gpu_driver_and_never_fails_a_run(monkeypatch, caplog):
+    from heuriscale import triton_ahead
+
+    monkeypatch.setattr(triton_ahead, "_thread", None)
+    monkeypatch.setattr(triton_ahead, "_gpu_driver_present", lambda: False)
+    triton_ahead.start()
+    assert triton_ahead._thread is None  # no GPU driver: nothing to prepare
+    monkeypatch.setattr(triton_ahead, "_gpu_driver_present", lambda: True)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    triton_ahead.start()
+    assert triton_ahead._thread is None  # interpreted kernels are never compiled
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    import triton.runtime.driver  # noqa: F401
+
+    class NoDriver:  # what Triton's driver says on a machine without a GPU
+        @property
+        def active(self):
+            raise RuntimeError("0 active drivers")
+    monkeypatch.setattr(sys.modules["triton.runtime.driver"], "driver", NoDriver())
     with caplog.at_level("DEBUG", logger="heuriscale"):
-        build_launcher(Broken())  # no error here: the launch itself reports one
-    assert "was not built ahead" in caplog.text and "its first launch builds it" in caplog.text
+        triton_ahead.start()
+        thread = triton_ahead._thread
+        assert thread is not None
+        triton_ahead.start()  # once per process
+        assert triton_ahead._thread is thread
+        triton_ahead.wait()
+    assert not thread.is_alive()
+    assert "preparing Triton ahead failed (RuntimeError: 0 active drivers)" in caplog.text
+
+
+def test_the_command_line_prepares_triton_before_it_imports_torch():
+    """`heuriscale run` on a GPU machine starts Triton's one-time work before torch's import
+    (which it then overlaps); on the CPU, or with the eager engine, it starts nothing."""
+    import os
+    import subprocess
+
+    code = ("import sys; from heuriscale import cli, triton_ahead; started = []\n"
+            "triton_ahead._gpu_driver_present = lambda: True\n"
+            "triton_ahead._prepare = lambda: started.append('torch' in sys.modules)\n"
+            "args = sys.argv[1:]\n"
+            "try: cli.app(['run', 'pso', '--iters', '2', '--pop', '4', '--dim', '2', '-q', *args])\n"
+            "except SystemExit: pass\n"
+            "triton_ahead.wait(); print('STARTED', started)")
+    seen = {}
+    for args in ((), ("--device", "cpu"), ("--engine", "eager")):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "TRITON_INTERPRET": "0"})  # (the suite interprets)
+        seen[args] = out.stdout.strip().splitlines()[-1]
+    assert seen[()] == "STARTED [False]"  # started, before torch was imported
+    assert seen[("--device", "cpu")] == seen[("--engine", "eager")] == "STARTED []"
 
 
 @pytest.mark.gpu

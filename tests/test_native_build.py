@@ -18,12 +18,9 @@ from heuriscale.engine.kernels.cpu_jobs import CompiledJob, call_job, job
 
 ROOT = Path(__file__).parent.parent
 
-CHILD = """
-import json
+#: (child scripts) `compiled`: the functions Numba compiles in this process, by name.
+COMPILES = """
 import numba.core.event as ev
-import heuriscale as hs
-from heuriscale.engine.kernels import cpu_objectives
-
 compiled = []
 class Compiles(ev.Listener):
     def on_start(self, event):
@@ -31,6 +28,13 @@ class Compiles(ev.Listener):
     def on_end(self, event):
         compiled.append(event.data["dispatcher"].py_func.__qualname__)
 ev.register("numba:compile", Compiles())
+"""
+
+CHILD = COMPILES + """
+import json
+import heuriscale as hs
+from heuriscale.engine.kernels import cpu_objectives
+
 r = hs.minimize("ackley", hs.FEP(pop_size=20), dim=3, iters=10, runs=2, seed=1, device="cpu", dtype="float64",
                 engine="native")
 built = sorted(i for i, fn in enumerate(cpu_objectives.OBJECTIVES) if fn is not None and fn.overloads)
@@ -117,3 +121,94 @@ def test_the_stable_order_and_the_kth_smallest_are_numpys():
             for k in {0, n // 2, n - 1}:
                 want, got = np.partition(f, k)[k], _kth(f, k)
                 assert (np.isnan(want) and np.isnan(got)) or got == want
+
+
+JOBS_MODULE = '''
+import numpy as np
+from numba import njit
+
+from heuriscale.engine.kernels.cpu_jobs import call_job, job
+
+
+@job
+def double(i, x, y):
+    y[i] = 2.0 * x[i]
+
+
+@job
+def square(i, x, y):
+    y[i] = x[i] * x[i]
+
+
+@job
+def negate(i, x, y):
+    y[i] = -x[i]
+
+
+@job
+def broken(i, x, y):
+    y[i] = x[i] + "text"
+
+
+@njit
+def run(handle, x, y):
+    for i in range(x.shape[0]):
+        call_job(handle, np.int64(i), x, y)
+'''
+
+JOBS_CHILD = COMPILES + '''
+import json, os, sys
+import numba, numpy as np
+from numba import types
+import jobs_module as m
+from heuriscale.engine.kernels import cpu_jobs
+
+os.sched_getaffinity = lambda pid: {0, 1, 2}  # three processes, whatever this machine has
+x = np.arange(1.0, 5.0)
+sig = (types.int64, numba.typeof(x), numba.typeof(x))
+built = cpu_jobs.compiled_jobs(*[(getattr(m, name), sig) for name in sys.argv[1].split(",")])
+building = {id(job._building): job._building for job in built if job._building is not None}
+out = {"forked": sum(len(b.forked) for b in building.values())}
+try:
+    values = []
+    for job in built:
+        y = np.zeros(4)
+        m.run(job, x, y)
+        values.append(y.tolist())
+    out["values"] = values
+except Exception as exc:
+    out["error"] = f"{type(exc).__name__}: {exc}"
+out["compiled"] = [name for name in compiled if name != "run"]
+print(json.dumps(out))
+'''
+
+
+def _jobs_child(tmp_path: Path, names: str, cache: str = "cache") -> dict:
+    (tmp_path / "jobs_module.py").write_text(JOBS_MODULE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / cache),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])}
+    done = subprocess.run([sys.executable, "-c", JOBS_CHILD, names], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_jobs_missing_from_the_cache_are_compiled_at_once_in_forked_processes_and_loaded(tmp_path):
+    """On an empty disk cache, three jobs and three cores: two forked processes take the jobs
+    from the front of the list, at once, while this one compiles the kernel that calls them
+    (here `run`); at its first call this one takes what is left from the back (the last job,
+    unless a forked process was quicker) and loads the others from the cache. The jobs compute
+    what they should; a later process compiles nothing."""
+    cold = _jobs_child(tmp_path, "double,square,negate")
+    assert cold["forked"] == 2
+    assert cold["compiled"] in ([], ["negate"])  # the others came from the forked processes, through the cache
+    assert cold["values"] == [[2.0, 4.0, 6.0, 8.0], [1.0, 4.0, 9.0, 16.0], [-1.0, -2.0, -3.0, -4.0]]
+    warm = _jobs_child(tmp_path, "double,square,negate")
+    assert warm == {"forked": 0, "values": cold["values"], "compiled": []}
+
+
+def test_a_job_that_fails_to_compile_in_a_forked_process_reports_its_error_here(tmp_path):
+    failed = _jobs_child(tmp_path, "broken,double")
+    assert failed["forked"] == 1
+    assert failed["error"].startswith("TypingError") and "broken" in failed["error"]
+    assert "double" in failed["compiled"]  # this process's share: the back of the list

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import catalog
+from . import catalog, triton_ahead
 from .interrupt import Interrupted
 
 # torch and the library are imported inside the commands that run something: help, `list`,
@@ -233,6 +233,8 @@ def run(
     except ValueError as exc:
         _fail(str(exc))
     _warn_if_interrupts_are_ignored(checkpoint or resume)
+    if device != "cpu" and engine not in ("eager", "native"):
+        triton_ahead.start()  # Triton's one-time work overlaps torch's import (issue 30)
     from . import algorithms, local, problems
     from .engine import minimize
     from .engine.distributed import DistributedError

@@ -18,6 +18,7 @@ import torch
 
 from ..algorithms import Algorithm, State
 from ..algorithms.base import take_rows
+from .. import triton_ahead
 from ..interrupt import deferred
 from ..problems import Problem
 from . import checkpoint as checkpoints
@@ -71,6 +72,8 @@ class Runner:
         self.device = resolve_device(device)
         if self.device.type == "cpu":
             default_cpu_threads()  # once per process: a torchrun rank takes its share of the cores
+        elif engine != "eager":
+            triton_ahead.start()  # Triton's one-time work, in a thread, while this run set is made
         self.dtype = resolve_dtype(dtype)
         self.problem = as_problem(problem, dim)
         if self.problem.runs_held not in (None, self.runs):

@@ -18,7 +18,9 @@ compiled once, for both builds, and the kernels around it are small.
         for j in prange(jobs):
             call_job(mutation, np.int64(j), x, ...)
 
-    mutation = CompiledJob(_mutation, (types.int64, typeof(x), ...))  # compiled or loaded here
+    mutation, selection = compiled_jobs(           # the longest first
+        (_mutation, (types.int64, typeof(x), ...)),  # loaded from the disk cache, or compiled:
+        (_selection, (...)))                         # on a new machine, in processes at once
 
 The arguments' types at the call must be the job's exactly (checked when the kernel
 compiles), so a job built for other types is a compile error, never a wrong call. A call
@@ -27,9 +29,20 @@ arrays it uses), against microseconds of work per job: FEP and APO at 32 x 2 ran
 than with their loops' bodies in the kernels. PSO's, PRS's and Firefly's kernels keep theirs:
 their serial builds would call the body too, and at 32 particles PSO's iteration took 0.67
 us that way against 0.51 (measured; their parallel builds would be 1.1 s shorter).
+
+A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
+process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
+(one per core, at most one per job), while this process compiles the kernel that calls them
+(issue 30: FEP's and APO's first native runs, docs/benchmarks.md).
 """
 
 from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+import warnings
 
 from llvmlite import ir
 from numba import njit, types
@@ -40,18 +53,139 @@ from numba.extending import NativeValue, intrinsic, models, register_model, type
 
 class CompiledJob:
     """The `job` function `fn` compiled for `argtypes` (Numba types; or loaded from the disk
-    cache), and the address kernels call (`call_job`)."""
+    cache), and the address kernels call (`call_job`). Made by `compiled_jobs` on a new
+    machine, it is being compiled in other processes, and its address is ready when the
+    kernel that calls it first runs (that is when Numba reads it)."""
 
-    def __init__(self, fn, argtypes) -> None:
-        self.argtypes = tuple(argtypes)
-        if self.argtypes not in fn.overloads:
-            fn.compile(self.argtypes)
-        compiled = fn.overloads[self.argtypes]  # kept alive by fn: the address stays valid
+    def __init__(self, fn, argtypes, building: _Build | None = None) -> None:
+        self.fn, self.argtypes, self.name = fn, tuple(argtypes), fn.__name__
+        self._building = building
+        self._address: int | None = None
+        if building is None:
+            self._resolve()
+
+    @property
+    def address(self) -> int:
+        if self._address is None:
+            self._building.finish()  # (then the job is in the disk cache: `_resolve` loads it)
+            self._resolve()
+        return self._address
+
+    def _resolve(self) -> None:
+        if self.argtypes not in self.fn.overloads:
+            self.fn.compile(self.argtypes)
+        compiled = self.fn.overloads[self.argtypes]  # kept alive by fn: the address stays valid
         if compiled.signature.return_type != types.none:
-            raise TypeError(f"a job returns nothing (it writes into its arrays); {fn.__name__} returns "
+            raise TypeError(f"a job returns nothing (it writes into its arrays); {self.name} returns "
                             f"{compiled.signature.return_type}")
-        self.address = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
-        self.name = fn.__name__
+        self._address = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+
+
+def compiled_jobs(*specs) -> tuple[CompiledJob, ...]:
+    """CompiledJob(fn, argtypes) for each spec (fn, argtypes), in order.
+
+    Jobs that neither this process nor the disk cache holds yet (a new machine) are compiled
+    at once in processes forked from this one, each writing Numba's disk cache: Numba compiles
+    one function at a time in a process, and a kernel's jobs are most of its build (issue 30).
+    Meanwhile this process goes on and compiles the kernel (which needs only the jobs' types);
+    at the kernel's first call it compiles what is left of the jobs, from the back of the list
+    (the forked ones take them from the front: list the longest first), waits for the others
+    and loads what they built."""
+    missing = [spec for spec in specs if not _loaded(*spec)]
+    building = _Build.start(missing) if len(missing) > 1 else None
+    return tuple(CompiledJob(fn, argtypes, building if (fn, argtypes) in missing else None)
+                 for fn, argtypes in specs)
+
+
+def _loaded(fn, argtypes) -> bool:
+    """Whether `fn` is compiled for `argtypes` in this process, or now is, from the disk cache
+    (the first half of Numba's `Dispatcher.compile`, without its compiling half)."""
+    if tuple(argtypes) in fn.overloads:
+        return True
+    try:
+        cres = fn._cache.load_overload(tuple(argtypes), fn.targetctx)
+    except Exception:  # noqa: BLE001 (another Numba: compile as usual)
+        return True
+    if cres is None:
+        return False
+    fn.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+    fn.add_overload(cres)
+    return True
+
+
+class _Build:
+    """Jobs compiled by min(cores, jobs) processes: forked ones, started here, and this one,
+    in `finish`; they take the jobs from the two ends of one list. A forked process only
+    compiles (it runs neither torch nor a parallel region, and leaves by os._exit); if one
+    fails, the jobs it did not write are compiled by this process's usual compile
+    (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
+    missing on Windows), with one core or a cache that cannot be written, this process
+    compiles them all, at the kernel's first call."""
+
+    def __init__(self, specs: list) -> None:
+        self.specs, self.forked, self.done = specs, [], False
+        self.ends = None
+
+    @classmethod
+    def start(cls, specs: list) -> _Build:
+        build = cls(specs)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        others = min(cores, len(specs)) - 1
+        if others < 1 or not sys.platform.startswith("linux") or not _cache_writable(specs[0][0]):
+            return build
+        context = multiprocessing.get_context("fork")
+        build.ends = context.Array("i", [0, len(specs)])  # [next from the front, one past the next from the back]
+        with warnings.catch_warnings():  # (Python 3.12 warns of fork in a process with threads: see above)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for _ in range(others):
+                process = context.Process(target=build._compile_forked, daemon=True)
+                process.start()
+                build.forked.append(process)
+        return build
+
+    def _take(self, front: bool) -> int | None:
+        with self.ends.get_lock():
+            if self.ends[0] >= self.ends[1]:
+                return None
+            if front:
+                self.ends[0] += 1
+                return self.ends[0] - 1
+            self.ends[1] -= 1
+            return self.ends[1]
+
+    def _compile_from(self, front: bool) -> None:
+        while (i := self._take(front)) is not None:
+            fn, argtypes = self.specs[i]
+            fn.compile(tuple(argtypes))
+
+    def _compile_forked(self) -> None:
+        try:
+            self._compile_from(True)
+        except BaseException:  # noqa: BLE001 (quietly: this process's compile of the job reports it)
+            sys.exit(1)
+
+    def finish(self) -> None:
+        """Compile this process's share and wait for the forked ones (once)."""
+        if self.done:
+            return
+        self.done = True
+        if not self.forked:
+            return
+        try:
+            self._compile_from(False)
+        finally:
+            for process in self.forked:
+                process.join()
+        failed = [process.exitcode for process in self.forked if process.exitcode != 0]
+        if failed:
+            logging.getLogger("heuriscale").debug("a process compiling native kernels ended with %s", failed)
+
+
+def _cache_writable(fn) -> bool:
+    try:
+        return os.access(fn._cache._cache_path, os.W_OK)
+    except Exception:  # noqa: BLE001
+        return False
 
 
 class JobType(types.Type):
@@ -79,10 +213,12 @@ class _JobModel(models.PrimitiveModel):
 
 @unbox(JobType)
 def _unbox_job(typ, obj, c):
-    address = c.pyapi.object_getattr_string(obj, "address")
-    value = c.pyapi.long_as_longlong(address)
-    c.pyapi.decref(address)
-    return NativeValue(value, is_error=c.pyapi.c_api_error())
+    address = c.pyapi.object_getattr_string(obj, "address")  # NULL if the job failed to compile
+    value = cgutils.alloca_once_value(c.builder, ir.Constant(ir.IntType(64), 0))
+    with c.builder.if_then(cgutils.is_not_null(c.builder, address)):
+        c.builder.store(c.pyapi.long_as_longlong(address), value)
+        c.pyapi.decref(address)
+    return NativeValue(c.builder.load(value), is_error=c.pyapi.c_api_error())
 
 
 @intrinsic

@@ -22,6 +22,7 @@ import triton.language as tl
 
 from ...problems import classic
 from ...problems.classic import ClassicProblem
+from ... import triton_ahead
 from . import interpreted
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluate with the problem".
@@ -229,8 +230,8 @@ def row_tiles(dim: int) -> tuple[int, int, int]:
     return block_d, max(1, min(512, 1024 // block_d)), 4 if block_d < 2048 else 8
 
 
-#: The kernels compiled inside `compiled_together` (a list), else None: `launch` then compiles a
-#: kernel, launches nothing and adds what Triton returns (a compiled kernel, or its future) here.
+#: Inside `compiled_together`, what `launch` gives a kernel it compiled (a compiled kernel, or
+#: its future); else None, and `launch` launches.
 _compiling = contextvars.ContextVar("heuriscale_compiling", default=None)
 
 
@@ -239,8 +240,8 @@ def launch(kernel, grid, *args, **kwargs) -> None:
     compiling = _compiling.get()
     if compiling is not None:
         compiled = kernel.warmup(*args, grid=grid, **kwargs)
-        if compiled is not None and all(compiled is not seen for seen in compiling):  # (one per build)
-            compiling.append(compiled)
+        if compiled is not None:
+            compiling(compiled)
     else:
         kernel[grid](*args, **kwargs)
 
@@ -266,19 +267,25 @@ def can_compile_together() -> bool:
 def compiled_together(threads: int = 8):
     """The kernels `launch`ed inside are not launched but compiled, all at once in threads
     (Triton's compiler releases the GIL; ptxas is a process of its own), and are ready when
-    the block ends, with their launchers (`build_launcher`). On the device machine's Xeon six
-    kernels took 17-18 s to compile one after another and 4.5-5.2 s in six threads."""
+    the block ends, with their launchers (`build_launcher`, each as soon as its kernel is
+    compiled, while the others still compile). On the device machine's Xeon six kernels took
+    17-18 s to compile one after another and 4.5-5.2 s in six threads."""
     from triton.runtime._async_compile import AsyncCompileMode
 
-    compiled: list = []
-    token = _compiling.set(compiled)
-    try:
-        with ThreadPoolExecutor(threads) as pool:
+    seen: list = []
+    with ThreadPoolExecutor(threads) as pool, ThreadPoolExecutor(threads) as launchers:
+        def compiling(kernel) -> None:
+            if all(kernel is not other for other in seen):  # (one per build)
+                seen.append(kernel)
+                launchers.submit(build_launcher, kernel)
+
+        token = _compiling.set(compiling)
+        try:
             with AsyncCompileMode(pool):
                 yield
-            list(pool.map(build_launcher, compiled))
-    finally:
-        _compiling.reset(token)
+        finally:
+            _compiling.reset(token)
+        # (leaving the pools waits for the launchers)
 
 
 def build_launcher(kernel) -> None:
@@ -294,7 +301,8 @@ def build_launcher(kernel) -> None:
     try:
         from triton.runtime.driver import driver
 
-        compiled = kernel.result() if hasattr(kernel, "result") else kernel  # a future in AsyncCompileMode
+        future = getattr(kernel, "future", None)  # AsyncCompileMode's: waited for, not finalised here
+        compiled = future.result() if future is not None else getattr(kernel, "result", lambda: kernel)()
         driver.active.launcher_cls(compiled.src, compiled.metadata)
     except Exception as exc:  # noqa: BLE001 (see above: the launch itself is the place for errors)
         logging.getLogger("heuriscale").debug("a Triton launcher was not built ahead (%s: %s); its first launch "
@@ -350,6 +358,7 @@ class FusedIteration:
         if not can_compile_together():
             return 0.0
         started, spare = time.perf_counter(), self.spare
+        triton_ahead.wait()  # (Triton's one-time work, if started ahead)
         with compiled_together():  # the history row as a graph's steps pass it: the same specialisations
             self(s, best_x, hit, it, best_f, record=torch.empty_like(best_f))
         self.spare = spare

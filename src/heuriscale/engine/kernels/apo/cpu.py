@@ -47,7 +47,7 @@ from numba import njit, prange, typeof, types
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, kernel, stable_order
-from ..cpu_jobs import CompiledJob, call_job, inner, job
+from ..cpu_jobs import call_job, compiled_jobs, inner, job
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -289,7 +289,7 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, ran
            block_f, block_i, block_nan, nan_evals, counter, key, jobs):
     runs, pop, dim = xa.shape
     blocks = block_f.shape[1]
-    rank_job, candidate_job = jobs  # CompiledJobs (NativeAPO.jobs)
+    candidate_job, rank_job = jobs  # CompiledJobs (NativeAPO.jobs)
     for k in range(steps):
         step = counter[0]
         progress = min((np.float64(t[0]) + 1.0) / max_iters, 1.0)  # t = 1..T, t/T capped at 1
@@ -371,12 +371,12 @@ class NativeAPO(NativeIteration):
          max_iters, eps, f_in, fid, fdata, *_) = args
         if self._jobs is None or self._jobs[0] != f_in.dtype:
             i64, f64, T = types.int64, types.float64, typeof
-            self._jobs = (f_in.dtype, (
-                CompiledJob(_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64)),
-                CompiledJob(_candidates, (
+            self._jobs = (f_in.dtype, compiled_jobs(  # the longest first (see compiled_jobs)
+                (_candidates, (
                     i64, i64, types.boolean, types.boolean, f64, f64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order),
                     T(renew), T(kinds), T(scratch), T(lower), T(upper), T(n_pairs), T(eps), T(f_in), T(fid), T(fdata),
-                    T(self.block_f), T(self.block_i), T(self.block_nan), i64))))
+                    T(self.block_f), T(self.block_i), T(self.block_nan), i64)),
+                (_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64))))
         return self._jobs[1]
 
 

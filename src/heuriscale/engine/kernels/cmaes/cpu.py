@@ -44,7 +44,7 @@ from numba import prange, typeof, types
 
 from ....algorithms.cmaes import CMAES, TOL_CONDITION, TOL_FUN, TOL_X, TOL_X_UP, table1
 from ..cpu_common import NativeIteration, as_written, kernel, stable_order, track_best
-from ..cpu_jobs import CompiledJob, call_job, inner, job
+from ..cpu_jobs import call_job, compiled_jobs, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words
 
@@ -399,12 +399,12 @@ class NativeCMAES(NativeIteration):
             x, f, mean, sigma, C = state[:5]
             z, y, Bt, d, vals = buffers[0], buffers[1], buffers[2], buffers[3], buffers[8]
             books = t((best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals))
-            self._jobs = (depends, (
-                CompiledJob(_sample, (i64, t(x), t(mean), t(sigma), t(C), t(z), t(y), t(Bt), t(d), t(hooks[0]),
-                                      t(lower), t(upper), t(vals), t(f_in), i64, t(fdata), i64, i64, types.boolean,
-                                      t(tiny))),
-                CompiledJob(_update, (i64, i64, t(state), t(buffers), t(hooks[1]), t(coef), t(weights), t(lower),
-                                      t(upper), t(start), t(f_in), i64, i64, i64, books))))
+            self._jobs = (depends, compiled_jobs(
+                (_sample, (i64, t(x), t(mean), t(sigma), t(C), t(z), t(y), t(Bt), t(d), t(hooks[0]),
+                           t(lower), t(upper), t(vals), t(f_in), i64, t(fdata), i64, i64, types.boolean,
+                           t(tiny))),
+                (_update, (i64, i64, t(state), t(buffers), t(hooks[1]), t(coef), t(weights), t(lower),
+                           t(upper), t(start), t(f_in), i64, i64, i64, books))))
         return self._jobs[1]
 
 

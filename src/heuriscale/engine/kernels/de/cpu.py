@@ -51,7 +51,7 @@ from numba import njit, prange, typeof, types
 from ....algorithms.de import DE
 from ..cpu_common import (BLOCK_ROWS, NativeIteration, as_written, copy_into, kernel, reduce_blocks, stable_order,
                           track_best)
-from ..cpu_jobs import CompiledJob, call_job, inner, job
+from ..cpu_jobs import call_job, compiled_jobs, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words, uniform
 
@@ -369,16 +369,16 @@ class NativeDE(NativeIteration):
             t, i64 = typeof, types.int64
             x_t, f_t, ints = t(x), t(f), t(archive_n)
             books = t((best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals))
-            compiled = (
-                CompiledJob(_trials_job, (i64, x_t, x_t, t(trial_f), f_t, t(order), t(rank), t(archive), ints, t(lower),
-                                          t(upper), t(given_index), t(given_cross), t(given_fresh), t(fdata),
-                                          t(scratch), t(values), t(coef), i64, i64, i64, i64, types.boolean)),
-                CompiledJob(_select, (i64, x_t, x_t, f_t, t(trial_f), t(f_in), i64, t(better), t(block_f), t(block_i),
-                                      t(block_nan))),
-                CompiledJob(_close, (i64, i64, x_t, x_t, t(better), t(archive), ints, t(order), i64, i64, books)))
+            specs = [
+                (_trials_job, (i64, x_t, x_t, t(trial_f), f_t, t(order), t(rank), t(archive), ints, t(lower),
+                               t(upper), t(given_index), t(given_cross), t(given_fresh), t(fdata),
+                               t(scratch), t(values), t(coef), i64, i64, i64, i64, types.boolean)),
+                (_select, (i64, x_t, x_t, f_t, t(trial_f), t(f_in), i64, t(better), t(block_f), t(block_i),
+                           t(block_nan))),
+                (_close, (i64, i64, x_t, x_t, t(better), t(archive), ints, t(order), i64, i64, books))]
             if order is not None:
-                compiled += (CompiledJob(_ordering, (i64, f_t, t(order), t(rank), t(spare))),)
-            self._jobs = (depends, compiled)
+                specs.append((_ordering, (i64, f_t, t(order), t(rank), t(spare))))
+            self._jobs = (depends, compiled_jobs(*specs))
         return self._jobs[1]
 
 

@@ -60,7 +60,7 @@ from numba import njit, prange, typeof, types
 
 from ....algorithms.fep import learning_rates
 from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, kth_smallest, track_best
-from ..cpu_jobs import CompiledJob, call_job, inner, job
+from ..cpu_jobs import call_job, compiled_jobs, inner, job
 from ..cpu_objectives import value_of
 from ..cpu_random import philox, uniform
 from .cpu_math import box_muller, cauchy, cos_turns, fast_exp, fast_sin, pi_error
@@ -467,16 +467,15 @@ class NativeFEP(NativeIteration):
         if self._jobs is None or self._jobs[0] != depends:
             t, i64, flag = typeof, types.int64, types.boolean
             x_t, f_t = t(xa), t(fa)
-            self._jobs = (depends, (
-                CompiledJob(_offspring, (
+            self._jobs = (depends, compiled_jobs(
+                (_offspring, (
                     i64, i64, flag, flag, x_t, x_t, f_t, x_t, x_t, f_t, t(union_f), t(block_nan), t(lower), t(upper),
                     t(tau), t(tau_prime), t(eta_min), t(pi_err), types.literal(bool(gaussian)), i64, i64, t(given_r),
                     t(drawn_r), t(scratch), t(fid), t(fdata), t(fast), t(f_in))),
-                CompiledJob(_tournaments, (i64, i64, t(union_f), t(wins), t(given_opponents), t(q), i64, t(opponents))),
-                CompiledJob(_selection, (i64, i64, x_t, x_t, t(union_f), t(wins), t(keep), t(q), t(block_nan),
-                                         t(nan_evals), t(best_x), t(best_f), t(hit), t(it), t(target), t(has_target),
-                                         t(record))),
-                CompiledJob(_gathering, (i64, i64, x_t, x_t, f_t, x_t, x_t, f_t, x_t, x_t, f_t, t(keep)))))
+                (_tournaments, (i64, i64, t(union_f), t(wins), t(given_opponents), t(q), i64, t(opponents))),
+                (_selection, (i64, i64, x_t, x_t, t(union_f), t(wins), t(keep), t(q), t(block_nan), t(nan_evals),
+                              t(best_x), t(best_f), t(hit), t(it), t(target), t(has_target), t(record))),
+                (_gathering, (i64, i64, x_t, x_t, f_t, x_t, x_t, f_t, x_t, x_t, f_t, t(keep)))))
         return self._jobs[1]
 
 

@@ -226,23 +226,25 @@ def _select(
     cut = tl.sum((cum < N).to(tl.int32), 0)  # the level that holds the N-th survivor
     need = N - tl.sum(tl.where(tl.arange(0, LEVELS) < cut, hist, 0), 0)  # still to take there
 
-    # The need-th smallest f (as ordered bits) at that level, 8 bits at a time from the top.
+    # The need-th smallest f (as ordered bits) at that level, 8 bits at a time from the top:
+    # `prefix` holds the digits found, `high` marks their bits. A loop, not unrolled: unrolled,
+    # its 4-8 passes made this the longest kernel of FEP's first run to compile (issue 30).
     prefix = (cut * 0).to(tl.uint64)
-    for k in tl.static_range(BITS // 8):
+    high = (cut * 0).to(tl.uint64)
+    for k in range(BITS // 8):
         shift = BITS - 8 * (k + 1)
         hist8 = tl.zeros((256,), dtype=tl.int32)
         for start in range(0, M, TILE):
             i = start + lanes
             im = i < M
             level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
-            candidate = im & (level == cut)
-            if k > 0:
-                candidate = candidate & ((u >> (shift + 8)) == (prefix >> (shift + 8)))
+            candidate = im & (level == cut) & ((u & high) == prefix)
             hist8 += tl.histogram(((u >> shift) & 255).to(tl.int32), 256, mask=candidate)
         cum8 = tl.cumsum(hist8, 0)
         digit = tl.sum((cum8 < need).to(tl.int32), 0)
         need -= tl.sum(tl.where(tl.arange(0, 256) < digit, hist8, 0), 0)
         prefix = prefix | (digit.to(tl.uint64) << shift)
+        high = high | ((digit * 0 + 255).to(tl.uint64) << shift)
 
     # Survivors: every key below (cut, prefix), and the first `need` equal to it.
     taken = cut * 0

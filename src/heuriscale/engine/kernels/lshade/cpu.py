@@ -45,7 +45,7 @@ from ....algorithms.jso import JSO
 from ....algorithms.lshade import LSHADE
 from ..cpu_common import (BLOCK_ROWS, NativeIteration, as_written, copy_into, kernel, reduce_blocks, stable_order,
                           track_best)
-from ..cpu_jobs import CompiledJob, call_job, inner, job
+from ..cpu_jobs import call_job, compiled_jobs, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words, uniform
 from ..de.cpu import CROSS, INDEX, cross_and_repair, draw_quads, pbest_places, reservoir
@@ -376,16 +376,16 @@ class NativeSHADE(NativeIteration):
             t, i64, flag = typeof, types.int64, types.boolean
             x_t, f_t, ints = t(xa), t(fa), t(n)
             books = t((best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals))
-            self._jobs = (depends, (
-                CompiledJob(_blocks, (
+            self._jobs = (depends, compiled_jobs(
+                (_blocks, (
                     i64, x_t, f_t, x_t, t(trial_f), t(Fs), t(Fs), t(archive), ints, t(m_f), t(m_f), ints, ints,
                     t(lower), t(upper), t((given_index, given_params, given_cross)), t(fdata), t(scratch), t(values),
                     t(limits), t(settings), i64, i64, i64, i64, flag, flag,
                     t((f_in, new_f, replaced, success, sums, block_f, block_i, block_nan)))),
-                CompiledJob(_close, (i64, i64, x_t, x_t, t(new_f), t(success), t(m_f), t(m_cr), ints, ints, ints,
-                                     t(prev_n), t(archive), ints, t(order), t(spare), t(sort_key), t(sums), t(settings),
-                                     i64, i64, books)),
-                CompiledJob(_gather, (i64, x_t, x_t, t(new_f), t(replaced), t(order), ints, t(prev_n), x_t, f_t))))
+                (_close, (i64, i64, x_t, x_t, t(new_f), t(success), t(m_f), t(m_cr), ints, ints, ints,
+                          t(prev_n), t(archive), ints, t(order), t(spare), t(sort_key), t(sums), t(settings),
+                          i64, i64, books)),
+                (_gather, (i64, x_t, x_t, t(new_f), t(replaced), t(order), ints, t(prev_n), x_t, f_t))))
         return self._jobs[1]
 
 
