@@ -15,7 +15,9 @@ it left.
         # first_run.py's configurations, with their fast engine
 
 Times are seconds from the child's start; a stage's time includes waiting for the GIL while
-other threads run Python.
+other threads run Python. The child imports Triton (to instrument it) before it starts
+`triton_ahead`'s thread, which the command line does not: there, that thread imports Triton
+(0.1-0.2 s) before its first step, the library hash.
 """
 
 from __future__ import annotations

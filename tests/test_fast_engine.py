@@ -151,6 +151,26 @@ def test_launch_compiles_only_inside_compiled_together(monkeypatch):
     assert calls[-1][0] == "launch"
 
 
+def test_a_launcher_that_cannot_be_built_ahead_is_left_to_the_first_launch(caplog):
+    from concurrent.futures import Future
+
+    from heuriscale.engine.kernels.cuda_common import build_launcher
+
+    class Broken:  # no src or metadata, as a Triton with another driver interface might give
+        pass
+
+    class Failed:  # a compile that raised: the launch reports it
+        def __init__(self):
+            self.future = Future()
+            self.future.set_exception(RuntimeError("PassManager::run failed"))
+
+    with caplog.at_level("DEBUG", logger="heuriscale"):
+        build_launcher(Broken())  # no error here: the launch itself reports one
+        build_launcher(Failed())
+    assert caplog.text.count("was not built ahead") == 2 and "its first launch builds it" in caplog.text
+    assert "RuntimeError: PassManager::run failed" in caplog.text
+
+
 def test_a_launcher_is_built_from_the_compile_future_without_finalising_it(monkeypatch):
     """In AsyncCompileMode a launch gives a future kernel; its launcher's thread waits for the
     compile itself and leaves the finalising (which fills Triton's kernel cache) to the main
@@ -203,6 +223,10 @@ def test_triton_is_prepared_ahead_only_with_a_gpu_driver_and_never_fails_a_run(m
         def active(self):
             raise RuntimeError("0 active drivers")
     monkeypatch.setattr(sys.modules["triton.runtime.driver"], "driver", NoDriver())
+    import triton.runtime.cache
+
+    hashed = []
+    monkeypatch.setattr(triton.runtime.cache, "triton_key", lambda: hashed.append(1))  # (not 415 MB here)
     with caplog.at_level("DEBUG", logger="heuriscale"):
         triton_ahead.start()
         thread = triton_ahead._thread
@@ -210,7 +234,7 @@ def test_triton_is_prepared_ahead_only_with_a_gpu_driver_and_never_fails_a_run(m
         triton_ahead.start()  # once per process
         assert triton_ahead._thread is thread
         triton_ahead.wait()
-    assert not thread.is_alive()
+    assert not thread.is_alive() and hashed == [1]  # the hash first (it needs no torch), then the driver
     assert "preparing Triton ahead failed (RuntimeError: 0 active drivers)" in caplog.text
 
 

@@ -163,7 +163,14 @@ from numba import types
 import jobs_module as m
 from heuriscale.engine.kernels import cpu_jobs
 
-os.sched_getaffinity = lambda pid: {0, 1, 2}  # three processes, whatever this machine has
+numba.get_num_threads = lambda: 3  # three processes, whatever this machine has
+mode = sys.argv[2] if len(sys.argv) > 2 else ""
+if mode == "one thread":
+    numba.get_num_threads = lambda: 1
+if mode == "hung":  # forked processes that never end (say, a lock inherited from another thread)
+    import time
+    cpu_jobs.FORKED_TIMEOUT = 2.0
+    cpu_jobs._Build._compile_forked = lambda self: time.sleep(600)
 x = np.arange(1.0, 5.0)
 sig = (types.int64, numba.typeof(x), numba.typeof(x))
 built = cpu_jobs.compiled_jobs(*[(getattr(m, name), sig) for name in sys.argv[1].split(",")])
@@ -183,18 +190,18 @@ print(json.dumps(out))
 '''
 
 
-def _jobs_child(tmp_path: Path, names: str, cache: str = "cache") -> dict:
+def _jobs_child(tmp_path: Path, names: str, mode: str = "", cache: str = "cache") -> dict:
     (tmp_path / "jobs_module.py").write_text(JOBS_MODULE)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / cache),
            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])}
-    done = subprocess.run([sys.executable, "-c", JOBS_CHILD, names], capture_output=True, text=True, env=env,
+    done = subprocess.run([sys.executable, "-c", JOBS_CHILD, names, mode], capture_output=True, text=True, env=env,
                           timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_jobs_missing_from_the_cache_are_compiled_at_once_in_forked_processes_and_loaded(tmp_path):
-    """On an empty disk cache, three jobs and three cores: two forked processes take the jobs
+    """On an empty disk cache, three jobs and three threads: two forked processes take the jobs
     from the front of the list, at once, while this one compiles the kernel that calls them
     (here `run`); at its first call this one takes what is left from the back (the last job,
     unless a forked process was quicker) and loads the others from the cache. The jobs compute
@@ -212,3 +219,13 @@ def test_a_job_that_fails_to_compile_in_a_forked_process_reports_its_error_here(
     assert failed["forked"] == 1
     assert failed["error"].startswith("TypingError") and "broken" in failed["error"]
     assert "double" in failed["compiled"]  # this process's share: the back of the list
+
+
+@pytest.mark.parametrize("mode, forked", [("one thread", 0), ("hung", 2)])
+def test_jobs_are_compiled_here_with_one_thread_or_when_forked_processes_hang(tmp_path, mode, forked):
+    """One thread for the native kernels: nothing is forked. Forked processes that never end:
+    after FORKED_TIMEOUT (2 s here) they are killed and this process compiles every job."""
+    done = _jobs_child(tmp_path, "double,square,negate", mode)
+    assert done["forked"] == forked
+    assert sorted(done["compiled"]) == ["double", "negate", "square"]
+    assert done["values"] == [[2.0, 4.0, 6.0, 8.0], [1.0, 4.0, 9.0, 16.0], [-1.0, -2.0, -3.0, -4.0]]

@@ -22,6 +22,8 @@ import warnings
 
 import torch
 
+from .. import triton_ahead
+
 #: Steps per captured graph by default: long enough to amortise a replay's host cost,
 #: short enough that stop criteria and progress stay responsive.
 DEFAULT_CHUNK = 64
@@ -74,6 +76,7 @@ class GraphStepper:
         self.compiled = False
         fn = advance
         if compile_step:
+            triton_ahead.wait()  # (inductor sets Triton up too: not while that thread does)
             try:
                 fn = torch.compile(advance, dynamic=False)
                 self._warm_up(fn, carry, counters)

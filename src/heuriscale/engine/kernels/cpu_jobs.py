@@ -32,7 +32,7 @@ us that way against 0.51 (measured; their parallel builds would be 1.1 s shorter
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
-(one per core, at most one per job), while this process compiles the kernel that calls them
+(one per thread the native kernels use, at most one per job), while this process compiles the kernel that calls them
 (issue 30: FEP's and APO's first native runs, docs/benchmarks.md).
 """
 
@@ -42,11 +42,14 @@ import logging
 import multiprocessing
 import os
 import sys
+import time
 import warnings
 
+import numba
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.extending import NativeValue, intrinsic, models, register_model, typeof_impl, unbox
 
@@ -99,28 +102,36 @@ def compiled_jobs(*specs) -> tuple[CompiledJob, ...]:
 
 def _loaded(fn, argtypes) -> bool:
     """Whether `fn` is compiled for `argtypes` in this process, or now is, from the disk cache
-    (the first half of Numba's `Dispatcher.compile`, without its compiling half)."""
+    (the first half of Numba's `Dispatcher.compile`, under its lock, without its compiling half)."""
     if tuple(argtypes) in fn.overloads:
         return True
-    try:
-        cres = fn._cache.load_overload(tuple(argtypes), fn.targetctx)
-    except Exception:  # noqa: BLE001 (another Numba: compile as usual)
-        return True
-    if cres is None:
-        return False
-    fn.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
-    fn.add_overload(cres)
+    with global_compiler_lock:
+        try:
+            cres = fn._cache.load_overload(tuple(argtypes), fn.targetctx)
+        except Exception:  # noqa: BLE001 (another Numba: compile as usual)
+            return True
+        if cres is None:
+            return False
+        fn.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+        fn.add_overload(cres)
     return True
 
 
+#: How long a forked process may take before this one stops waiting and compiles its jobs
+#: itself (a forked process that inherited a lock held by another thread would never end).
+FORKED_TIMEOUT = 120.0
+
+
 class _Build:
-    """Jobs compiled by min(cores, jobs) processes: forked ones, started here, and this one,
-    in `finish`; they take the jobs from the two ends of one list. A forked process only
-    compiles (it runs neither torch nor a parallel region, and leaves by os._exit); if one
-    fails, the jobs it did not write are compiled by this process's usual compile
-    (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
-    missing on Windows), with one core or a cache that cannot be written, this process
-    compiles them all, at the kernel's first call."""
+    """Jobs compiled by min(threads, jobs) processes (the threads set for the native kernels):
+    forked ones, started here, and this one, in `finish`; they take the jobs from the two ends
+    of one list. A forked process only compiles (it runs neither torch nor a parallel region,
+    and ends by os._exit). Whatever a forked process did not write to the disk cache (it
+    failed, was killed, or took longer than FORKED_TIMEOUT) this process compiles in its usual
+    way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
+    missing on Windows), with one thread, a cache that cannot be written or no way to start a
+    process (no /dev/shm for the list's lock, a process limit), this process compiles them all,
+    at the kernel's first call."""
 
     def __init__(self, specs: list) -> None:
         self.specs, self.forked, self.done = specs, [], False
@@ -129,22 +140,28 @@ class _Build:
     @classmethod
     def start(cls, specs: list) -> _Build:
         build = cls(specs)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        others = min(cores, len(specs)) - 1
+        others = min(numba.get_num_threads(), len(specs)) - 1
         if others < 1 or not sys.platform.startswith("linux") or not _cache_writable(specs[0][0]):
             return build
         context = multiprocessing.get_context("fork")
-        build.ends = context.Array("i", [0, len(specs)])  # [next from the front, one past the next from the back]
-        with warnings.catch_warnings():  # (Python 3.12 warns of fork in a process with threads: see above)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            for _ in range(others):
-                process = context.Process(target=build._compile_forked, daemon=True)
-                process.start()
-                build.forked.append(process)
+        try:
+            build.ends = context.Array("i", [0, len(specs)])  # [next from the front, one past the next from the back]
+            with warnings.catch_warnings():  # (Python 3.12 warns of fork in a process with threads: see above)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                for _ in range(others):
+                    process = context.Process(target=build._compile_forked, daemon=True)
+                    process.start()
+                    build.forked.append(process)
+        except (OSError, ValueError) as exc:  # (those started still help)
+            logging.getLogger("heuriscale").debug("native kernels compiled in one process (%s: %s)",
+                                                  type(exc).__name__, exc)
         return build
 
     def _take(self, front: bool) -> int | None:
-        with self.ends.get_lock():
+        lock = self.ends.get_lock()
+        if not lock.acquire(timeout=FORKED_TIMEOUT):  # (held by a process that was killed)
+            return None
+        try:
             if self.ends[0] >= self.ends[1]:
                 return None
             if front:
@@ -152,6 +169,8 @@ class _Build:
                 return self.ends[0] - 1
             self.ends[1] -= 1
             return self.ends[1]
+        finally:
+            lock.release()
 
     def _compile_from(self, front: bool) -> None:
         while (i := self._take(front)) is not None:
@@ -174,11 +193,16 @@ class _Build:
         try:
             self._compile_from(False)
         finally:
+            deadline = time.monotonic() + FORKED_TIMEOUT
             for process in self.forked:
-                process.join()
+                process.join(max(0.0, deadline - time.monotonic()))
+                if process.is_alive():
+                    process.kill()
+                    process.join()
         failed = [process.exitcode for process in self.forked if process.exitcode != 0]
         if failed:
-            logging.getLogger("heuriscale").debug("a process compiling native kernels ended with %s", failed)
+            logging.getLogger("heuriscale").debug("a process compiling native kernels ended with %s; this one "
+                                                  "compiles what it did not", failed)
 
 
 def _cache_writable(fn) -> bool:

@@ -20,9 +20,9 @@ import torch
 import triton
 import triton.language as tl
 
+from ... import triton_ahead
 from ...problems import classic
 from ...problems.classic import ClassicProblem
-from ... import triton_ahead
 from . import interpreted
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluate with the problem".
@@ -355,10 +355,10 @@ class FusedIteration:
         """Compile every kernel of an iteration at once (`compiled_together`), by calling it
         with nothing launched, before a graph's warm-up would compile them one after another
         as it launches them; returns the seconds it took (0 where Triton cannot)."""
+        triton_ahead.wait()  # (Triton's one-time work, if started ahead: never beside a compile's)
         if not can_compile_together():
             return 0.0
         started, spare = time.perf_counter(), self.spare
-        triton_ahead.wait()  # (Triton's one-time work, if started ahead)
         with compiled_together():  # the history row as a graph's steps pass it: the same specialisations
             self(s, best_x, hit, it, best_f, record=torch.empty_like(best_f))
         self.spare = spare
