@@ -319,21 +319,23 @@ def _renew(renew_ptr, keys_ptr, s_ptr, coef_ptr, counter_ptr, it_ptr, seed, P, R
             key = _renewal_key(seed, step, base + r, WIDE)
         tl.store(keys_ptr + base + r, key, mask=r < P)
 
-    # The need-th smallest key, 8 bits at a time from the top (FEP's selection by counting).
+    # The need-th smallest key, 8 bits at a time from the top (FEP's selection by counting):
+    # `prefix` holds the digits found, `high` marks their bits. A loop, not unrolled: unrolled,
+    # this was the longest kernel of APO's first run to compile (issue 30).
     prefix = need * 0
-    for k in tl.static_range(4):
+    high = need * 0
+    for k in range(4):
         shift = 24 - 8 * k
         counts = tl.zeros((256,), dtype=tl.int32)
         for start in range(0, P, TILE):
             r = start + lanes
             key = tl.load(keys_ptr + base + r, mask=r < P, other=0)
-            candidate = r < P
-            if k > 0:
-                candidate = candidate & ((key >> (shift + 8)) == (prefix >> (shift + 8)))
+            candidate = (r < P) & ((key & high) == prefix)
             counts += tl.histogram((key >> shift) & 255, 256, mask=candidate)
         digit = tl.sum((tl.cumsum(counts, 0) < need).to(tl.int32), 0)
         need -= tl.sum(tl.where(tl.arange(0, 256) < digit, counts, 0), 0)
         prefix = prefix | (digit << shift)
+        high = high | ((digit * 0 + 255) << shift)
 
     # The ranks that renew: every key below that one, and the first `need` equal to it.
     ties = need * 0
