@@ -16,9 +16,9 @@ import time
 
 import torch
 
+from .. import triton_ahead
 from ..algorithms import Algorithm, State
 from ..algorithms.base import take_rows
-from .. import triton_ahead
 from ..interrupt import deferred
 from ..problems import Problem
 from . import checkpoint as checkpoints
