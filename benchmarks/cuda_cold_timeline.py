@@ -139,7 +139,8 @@ def child(argv: list[str]) -> None:
     instrument_triton()
     from heuriscale import triton_ahead
 
-    triton_ahead.start()
+    engine = argv[argv.index("--engine") + 1] if "--engine" in argv else "auto"
+    triton_ahead.start(engine)
     started = time.perf_counter()
     import torch
     EVENTS.append((started - T0, time.perf_counter() - T0, "MainThread", "import torch"))

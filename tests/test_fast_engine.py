@@ -114,8 +114,8 @@ def test_no_garbage_collection_runs_while_a_graph_is_captured():
 
 def test_launch_compiles_only_inside_compiled_together(monkeypatch):
     """A fused iteration's kernels go through `launch`: a launch outside, only a compilation
-    (handed to a thread) inside, so a first run compiles all of them at once; then the
-    launchers of what was compiled are built, before any launch."""
+    (handed to a thread) inside, so a first run compiles all of them at once; each one's
+    launcher is built once it is compiled, and all before the block ends."""
     from heuriscale.engine.kernels import cuda_common
     from heuriscale.engine.kernels.cuda_common import compiled_together, compiling_only, launch
 
@@ -209,11 +209,14 @@ def test_triton_is_prepared_ahead_only_with_a_gpu_driver_and_never_fails_a_run(m
 
     monkeypatch.setattr(triton_ahead, "_thread", None)
     monkeypatch.setattr(triton_ahead, "_gpu_driver_present", lambda: False)
-    triton_ahead.start()
+    triton_ahead.start("fused")
     assert triton_ahead._thread is None  # no GPU driver: nothing to prepare
     monkeypatch.setattr(triton_ahead, "_gpu_driver_present", lambda: True)
+    for engine in ("eager", "graph", "native"):
+        triton_ahead.start(engine)
+        assert triton_ahead._thread is None  # engines that compile no Triton kernel
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    triton_ahead.start()
+    triton_ahead.start("fused")
     assert triton_ahead._thread is None  # interpreted kernels are never compiled
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     import triton.runtime.driver  # noqa: F401
@@ -228,10 +231,10 @@ def test_triton_is_prepared_ahead_only_with_a_gpu_driver_and_never_fails_a_run(m
     hashed = []
     monkeypatch.setattr(triton.runtime.cache, "triton_key", lambda: hashed.append(1))  # (not 415 MB here)
     with caplog.at_level("DEBUG", logger="heuriscale"):
-        triton_ahead.start()
+        triton_ahead.start("fused")
         thread = triton_ahead._thread
         assert thread is not None
-        triton_ahead.start()  # once per process
+        triton_ahead.start("fused")  # once per process
         assert triton_ahead._thread is thread
         triton_ahead.wait()
     assert not thread.is_alive() and hashed == [1]  # the hash first (it needs no torch), then the driver
@@ -245,19 +248,24 @@ def test_the_command_line_prepares_triton_before_it_imports_torch():
     import subprocess
 
     code = ("import sys; from heuriscale import cli, triton_ahead; started = []\n"
-            "triton_ahead._gpu_driver_present = lambda: True\n"
-            "triton_ahead._prepare = lambda: started.append('torch' in sys.modules)\n"
+            "triton_ahead._gpu_driver_present, triton_ahead._prepare = (lambda: True), (lambda: None)\n"
+            "real = triton_ahead.start\n"
+            "def start(engine):  # whether torch was imported when the thread was started\n"
+            "    before = 'torch' in sys.modules\n"
+            "    real(engine)\n"
+            "    if triton_ahead._thread is not None and not started: started.append(before)\n"
+            "triton_ahead.start = start\n"
             "args = sys.argv[1:]\n"
             "try: cli.app(['run', 'pso', '--iters', '2', '--pop', '4', '--dim', '2', '-q', *args])\n"
             "except SystemExit: pass\n"
-            "triton_ahead.wait(); print('STARTED', started)")
+            "triton_ahead.wait(); print('STARTED', started, 'torch' in sys.modules)")
     seen = {}
     for args in ((), ("--device", "cpu"), ("--engine", "eager")):
         out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
                              env={**os.environ, "TRITON_INTERPRET": "0"})  # (the suite interprets)
         seen[args] = out.stdout.strip().splitlines()[-1]
-    assert seen[()] == "STARTED [False]"  # started, before torch was imported
-    assert seen[("--device", "cpu")] == seen[("--engine", "eager")] == "STARTED []"
+    assert seen[()] == "STARTED [False] True"  # started before torch was imported, and then it was
+    assert seen[("--device", "cpu")] == seen[("--engine", "eager")] == "STARTED [] True"
 
 
 @pytest.mark.gpu

@@ -233,8 +233,8 @@ def run(
     except ValueError as exc:
         _fail(str(exc))
     _warn_if_interrupts_are_ignored(checkpoint or resume)
-    if device != "cpu" and engine in ("auto", "fused", "compiled"):
-        triton_ahead.start()  # Triton's one-time work overlaps torch's import (issue 30)
+    if device != "cpu":
+        triton_ahead.start(engine)  # Triton's one-time work overlaps torch's import (issue 30)
     from . import algorithms, local, problems
     from .engine import minimize
     from .engine.distributed import DistributedError

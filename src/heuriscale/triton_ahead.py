@@ -1,11 +1,12 @@
 """Triton's one-time work in a process, started early in a thread (issue 30: fast first runs).
 
 Before Triton compiles or loads any kernel it hashes its own 415 MB library (the key of its
-cache: 0.25 s from memory, up to a second from a new machine's disk, in every process), asks
-`ptxas --version`, and sets up its CUDA driver module (built with the C compiler on a new
-machine: 0.4-0.5 s on the device machine). Done when the first fused kernel is compiled, that
-is all on the set-up's path; done here, from the command line's first step (before torch is
-imported) or from a `Runner` on a CUDA device, it overlaps the imports and the run set's making.
+cache, in every process: 0.24 s on the 2-core development machine), asks `ptxas --version`,
+and sets up its CUDA driver module (built with the C compiler on a new machine: 0.36-0.48 s
+on the device machine). Done when the first fused kernel is compiled, that is all on the
+set-up's path (1.35 s of FEP's cold set-up there, docs/benchmarks.md); done here, from the
+command line's first step (before torch is imported) or from a `Runner` on a CUDA device, it
+overlaps the imports and the run set's making.
 
 This module imports neither torch nor Triton: the command line calls `start()` first thing.
 """
@@ -17,7 +18,15 @@ import logging
 import os
 import threading
 
+#: The engines that may compile Triton kernels (fused ones, or inductor's for the compiled step).
+ENGINES = ("auto", "fused", "compiled")
+
 _thread: threading.Thread | None = None
+
+
+def interpreted() -> bool:
+    """True when Triton kernels run in its CPU interpreter (TRITON_INTERPRET=1)."""
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
 def _gpu_driver_present() -> bool:
@@ -26,11 +35,12 @@ def _gpu_driver_present() -> bool:
     return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl")
 
 
-def start() -> None:
-    """Start the thread, once per process; not under TRITON_INTERPRET=1 (nothing is compiled),
+def start(engine: str) -> None:
+    """Start the thread, once per process, for a run on a GPU with `engine`; not for other
+    engines (nothing of Triton's is used), under TRITON_INTERPRET=1 (nothing is compiled),
     without Triton or without an NVIDIA driver."""
     global _thread
-    if _thread is not None or os.environ.get("TRITON_INTERPRET", "0") == "1" or not _gpu_driver_present():
+    if _thread is not None or engine not in ENGINES or interpreted() or not _gpu_driver_present():
         return
     if importlib.util.find_spec("triton") is None:
         return

@@ -63,7 +63,7 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
         if device.type != "cuda" or problem.stochastic or why_not_graph(algorithm):
             return "eager"
         if problem.host_bound:  # no graph: the fused kernels launched around each host evaluation
-            return "fused" if why_not_picked(algorithm, problem, device, instead="eager") is None else "eager"
+            return "fused" if why_not_fused(algorithm, problem, device) is None else "eager"
         return fast_engine(algorithm, problem, device)
     if engine in ("fused", "native"):
         reason = (why_not_fused if engine == "fused" else why_not_native)(algorithm, problem, device)
@@ -155,7 +155,7 @@ def _choose_for_host_objective(runner, steps: float) -> Choice:
     """CUDA with an objective evaluated on the host (NumPy, Python, Numba): nothing can be
     captured in a graph, but the fused kernels still replace the eager step's many launches
     by two or three around each evaluation (pinned, asynchronous copies either way)."""
-    reason = why_not_picked(runner.algorithm, runner.problem, runner.device, instead="eager")
+    reason = why_not_fused(runner.algorithm, runner.problem, runner.device)  # (vs eager: see why_not_picked)
     if reason is not None:
         return Choice("eager", f"problem {runner.problem.name!r} is evaluated on the host and {reason}")
     if math.isinf(steps):

@@ -72,8 +72,8 @@ class Runner:
         self.device = resolve_device(device)
         if self.device.type == "cpu":
             default_cpu_threads()  # once per process: a torchrun rank takes its share of the cores
-        elif engine in ("auto", "fused", "compiled"):
-            triton_ahead.start()  # Triton's one-time work, in a thread, while this run set is made
+        else:
+            triton_ahead.start(engine)  # Triton's one-time work, in a thread, while this run set is made
         self.dtype = resolve_dtype(dtype)
         self.problem = as_problem(problem, dim)
         if self.problem.runs_held not in (None, self.runs):

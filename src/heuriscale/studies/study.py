@@ -22,7 +22,7 @@ from .. import algorithms, local, problems
 from ..engine import Result, Runner, minimize
 from ..engine.auto import why_not_graph
 from ..engine.history import TARGET_EXPONENTS
-from ..engine.kernels import why_not_native, why_not_picked
+from ..engine.kernels import why_not_fused, why_not_native
 from .store import ResultStore, describe
 
 
@@ -148,7 +148,7 @@ def engine_for(config: RunConfig, problem, algo) -> str:
     if not config.device.startswith("cuda") or config.profile or config.host_fitness or config.iters < 256 \
             or problem.stochastic or why_not_graph(algo):
         return "eager"
-    return "fused" if why_not_picked(algo, problem, torch.device(config.device), instead="graph") is None else "graph"
+    return "fused" if why_not_fused(algo, problem, torch.device(config.device)) is None else "graph"
 
 
 def _run_with_snapshots(problem, algo, config: RunConfig, seed: int) -> Result:

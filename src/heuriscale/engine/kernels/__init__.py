@@ -28,19 +28,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 from types import ModuleType
 
 import torch
+
+from ...triton_ahead import interpreted  # noqa: F401 (the kernels' modules import it from here)
 
 #: Names of the native iterations whose kernels this process has compiled or loaded already
 #: (what `auto` weighs: the first load in a process costs more than the next).
 native_loaded: set[str] = set()
 
-
-def interpreted() -> bool:
-    """True when Triton kernels run in its CPU interpreter (TRITON_INTERPRET=1)."""
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
 def declared(algorithm, device_type: str):
@@ -96,14 +93,14 @@ def why_not_fused(algorithm, problem, device: torch.device) -> str | None:
     return None
 
 
-def why_not_picked(algorithm, problem, device: torch.device, instead: str = "compiled") -> str | None:
-    """None when `auto` and the studies may pick the fused kernels over the path `instead`
-    ("compiled", "graph" or "eager"): they exist (`why_not_fused`) and, against the compiled
-    step, their module does not find it faster for this run (`compiled_faster`); else why not."""
-    if instead not in ("compiled", "graph", "eager"):
-        raise ValueError(f"instead must be 'compiled', 'graph' or 'eager', got {instead!r}")
+def why_not_picked(algorithm, problem, device: torch.device) -> str | None:
+    """None when `auto` may pick the fused kernels over the compiled step: they exist
+    (`why_not_fused`) and their module does not find the compiled step faster for this run
+    (`compiled_faster`); else why not. (Against graph replay of the uncompiled step, the
+    studies' other path, or eager steps, `why_not_fused` alone decides: no kernels were
+    measured slower than those.)"""
     reason = why_not_fused(algorithm, problem, device)
-    if reason is None and instead == "compiled":
+    if reason is None:
         owner, module = _module(algorithm, "cuda")
         reason = getattr(module, "compiled_faster", lambda algo, problem: None)(owner, problem)
     return reason

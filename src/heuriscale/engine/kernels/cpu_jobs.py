@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import sys
 import time
 import warnings
@@ -95,7 +94,7 @@ def compiled_jobs(*specs) -> tuple[CompiledJob, ...]:
     (the forked ones take them from the front: list the longest first), waits for the others
     and loads what they built."""
     missing = [spec for spec in specs if not _loaded(*spec)]
-    building = _Build.start(missing) if len(missing) > 1 else None
+    building = _Build.start(missing) if len(missing) > 1 else None  # (None: each compiled here, now)
     return tuple(CompiledJob(fn, argtypes, building if (fn, argtypes) in missing else None)
                  for fn, argtypes in specs)
 
@@ -129,23 +128,20 @@ class _Build:
     and ends by os._exit). Whatever a forked process did not write to the disk cache (it
     failed, was killed, or took longer than FORKED_TIMEOUT) this process compiles in its usual
     way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
-    missing on Windows), with one thread, a cache that cannot be written or no way to start a
-    process (no /dev/shm for the list's lock, a process limit), this process compiles them all,
-    at the kernel's first call."""
+    missing on Windows), with one thread, or with no way to start a process (no /dev/shm for
+    the list's lock, a process limit), `start` gives None and this process compiles them all."""
 
-    def __init__(self, specs: list) -> None:
-        self.specs, self.forked, self.done = specs, [], False
-        self.ends = None
+    def __init__(self, specs: list, ends) -> None:
+        self.specs, self.ends, self.forked, self.done = specs, ends, [], False
 
     @classmethod
-    def start(cls, specs: list) -> _Build:
-        build = cls(specs)
+    def start(cls, specs: list) -> _Build | None:
         others = min(numba.get_num_threads(), len(specs)) - 1
-        if others < 1 or not sys.platform.startswith("linux") or not _cache_writable(specs[0][0]):
-            return build
-        context = multiprocessing.get_context("fork")
+        if others < 1 or not sys.platform.startswith("linux"):
+            return None
+        context, build = multiprocessing.get_context("fork"), None
         try:
-            build.ends = context.Array("i", [0, len(specs)])  # [next from the front, one past the next from the back]
+            build = cls(specs, context.Array("i", [0, len(specs)]))  # [next from the front, one past the last]
             with warnings.catch_warnings():  # (Python 3.12 warns of fork in a process with threads: see above)
                 warnings.simplefilter("ignore", DeprecationWarning)
                 for _ in range(others):
@@ -155,7 +151,7 @@ class _Build:
         except (OSError, ValueError) as exc:  # (those started still help)
             logging.getLogger("heuriscale").debug("native kernels compiled in one process (%s: %s)",
                                                   type(exc).__name__, exc)
-        return build
+        return build if build is not None and build.forked else None
 
     def _take(self, front: bool) -> int | None:
         lock = self.ends.get_lock()
@@ -188,8 +184,6 @@ class _Build:
         if self.done:
             return
         self.done = True
-        if not self.forked:
-            return
         try:
             self._compile_from(False)
         finally:
@@ -203,13 +197,6 @@ class _Build:
         if failed:
             logging.getLogger("heuriscale").debug("a process compiling native kernels ended with %s; this one "
                                                   "compiles what it did not", failed)
-
-
-def _cache_writable(fn) -> bool:
-    try:
-        return os.access(fn._cache._cache_path, os.W_OK)
-    except Exception:  # noqa: BLE001
-        return False
 
 
 class JobType(types.Type):
