@@ -10,7 +10,7 @@ Prints, for each mu:
     PYTHONPATH=src python benchmarks/fep_native_parts.py --mu 400 800
 
 The parts call the kernel's private functions with the arguments `NativeFEP` would pass: keep
-them in step with `src/heuriscale/engine/fused/fep/cpu.py`.
+them in step with `src/heuriscale/engine/kernels/fep/cpu.py`.
 """
 import argparse
 import time
@@ -22,6 +22,7 @@ import heuriscale as hs
 from heuriscale.engine import set_cpu_threads
 from heuriscale.engine.kernels.fep import cpu
 from heuriscale.engine.kernels.cpu_common import BLOCK_ROWS
+from heuriscale.engine.kernels.cpu_jobs import compiled_jobs
 
 DIM, Q = 32, 10
 
@@ -40,13 +41,13 @@ def per_generation(engine: str, mu: int, batches: int, steps: int) -> float:
 
 @njit
 def _part(which, reps, x, eta, cx, ceta, cf, f, lower, upper, pi_err, key, half, none, scratch, fdata, union_f, wins,
-          keep, opponents, no_opponents, ox, oeta, of, q, fid):
+          keep, opponents, no_opponents, ox, oeta, of, q, fid, block_nan, helpers):
     mu = x.shape[1]
     blocks, union_blocks = (mu + BLOCK_ROWS - 1) // BLOCK_ROWS, (2 * mu + BLOCK_ROWS - 1) // BLOCK_ROWS
     tau, tau_prime, eta_min = x.dtype.type(0.1), x.dtype.type(0.1), x.dtype.type(0.0)
     rows = scratch.shape[2] // (2 * half)
     for i in range(reps):
-        step = np.uint64(i)
+        step = np.int64(i)
         for b in range(union_blocks if which == 4 else 1 if which == 5 else blocks):
             p0, p1 = b * BLOCK_ROWS, min(mu, (b + 1) * BLOCK_ROWS)
             if which == 0:
@@ -55,9 +56,9 @@ def _part(which, reps, x, eta, cx, ceta, cf, f, lower, upper, pi_err, key, half,
                               scratch[b, 3:])
             elif which <= 2:
                 cpu._mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, False, 0, p0, p1,
-                            step, key, half, none, none, scratch[b], fid if which == 2 else 0, fdata, True)
+                            step, key, half, none, none, scratch[b], fid if which == 2 else 0, fdata, True, helpers)
             elif which == 3:
-                cpu._evaluate(cf, f, union_f, cf.reshape(-1), True, 0, p0, p1)
+                cpu._evaluate(b, cf, f, union_f, cf.reshape(-1), True, block_nan)
             elif which == 4:
                 cpu._tournament(union_f[0], wins[0], no_opponents, 0, b * BLOCK_ROWS, min(2 * mu, (b + 1) * BLOCK_ROWS),
                                 q, step, key, opponents[b])
@@ -82,11 +83,12 @@ def parts(mu: int, reps: int) -> dict:
     f, cf, of = rng.random((1, mu)).astype(f32), np.empty((1, mu), f32), np.empty((1, mu), f32)
     union_blocks, blocks = -(-2 * mu // BLOCK_ROWS), -(-mu // BLOCK_ROWS)
     args = (x, eta, cx, ceta, cf, f, np.tile(np.full(DIM, -5.12, f32), rows), np.tile(np.full(DIM, 5.12, f32), rows),
-            f32(cpu.pi_error(f32)), np.uint64(77), half, np.empty((0, 0, 0, 0), f32),
+            f32(cpu.pi_error(f32)), np.int64(77), half, None,
             np.empty((blocks, 5, rows * 2 * half), f32), np.empty(1), rng.random((1, 2 * mu)).astype(f32),
             np.empty((1, 2 * mu), np.int64), np.empty((1, mu), np.int64),
-            np.empty((union_blocks, -(-Q // 4) * 4, min(BLOCK_ROWS, 2 * mu)), np.uint32), np.empty((0, 0), np.int64),
-            ox, oeta, of, Q, 3)  # fid 3: rastrigin
+            np.empty((union_blocks, -(-Q // 4) * 4, min(BLOCK_ROWS, 2 * mu)), np.uint32), None,
+            ox, oeta, of, Q, 3, np.empty((1, blocks), np.int64))  # fid 3: rastrigin
+    args += (compiled_jobs(*cpu.helper_specs(args[8], False, 3, args[13], True)),)
     times = {}
     for which in (4, 5, 2, 3, 6, 0, 1):  # the tournament first: the survivors read its wins
         _part(which, 1, *args)

@@ -7,7 +7,13 @@ and why), then pinned eager. Process wall time includes Python start-up, torch i
 CUDA initialisation; "setup" is the engine's own build + capture time from the result JSON.
 It also times `heuriscale warmup` (the papers' fused configurations) on empty caches and again.
 
-    PYTHONPATH=src python3 benchmarks/first_run.py [--json first_run.json]
+    PYTHONPATH=src python3 benchmarks/first_run.py [--repeats 3] [--json first_run.json]
+
+A fresh machine's first process varies by a second or more from one machine to the next, so
+each cold/warm pair runs `--repeats` times (each with new empty caches; the table gives
+medians). DEFAULT_CONFIGS are the issue's command at every algorithm's default population,
+with `--engine auto` (what a user meets: it may find eager cheaper for 500 iterations) and
+with the fast engine pinned where it has fused kernels; `--no-warmup` skips `heuriscale warmup`.
 
 `--cpu` measures the native CPU kernels instead (issue 30): each configuration of
 CPU_CONFIGS with an empty NUMBA_CACHE_DIR (a new machine) and again with the cache it left,
@@ -24,6 +30,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +44,11 @@ CONFIGS = {  # name: (CLI arguments, fast engine)
     "pso paper 001": ("pso --problem euclidean --dim 2 --pop 65536 --iters 100000 --preset paper001", "fused"),
     "firefly 16,384 x 32": ("firefly --problem sphere --dim 32 --pop 16384 --iters 200", "fused"),
 }
+#: The issue's command at the defaults, on CUDA: name: (CLI arguments, fast engine to pin or None).
+DEFAULT_CONFIGS = {f"{alg} default": (f"{alg} --problem rastrigin --dim 30 --iters 500", fast)
+                   for alg, fast in (("pso", "fused"), ("prs", "fused"), ("fep", "fused"), ("apo", "fused"),
+                                     ("firefly", "fused"), ("de", None), ("lshade", None), ("jso", None),
+                                     ("cmaes", None))}
 
 
 def cli(args: str, caches: str, timeout: float = 300) -> dict:
@@ -197,8 +209,9 @@ def cpu_main(repeats: int, only: list[str] | None) -> dict:
 nan = float("nan")
 
 
-def _t(row: dict) -> str:
-    return f"{row['wall']:.1f} s / {row.get('run', nan):.2f} s"
+def _t(runs: list[dict]) -> str:
+    """Median process and run seconds of `runs`."""
+    return f"{_median(runs, 'wall'):.1f} s / {_median(runs, 'run'):.2f} s"
 
 
 def _names(only: str, known) -> list[str]:
@@ -220,7 +233,8 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default=None, help="comma-separated configuration names")
     ap.add_argument("--cpu", action="store_true", help="the native CPU kernels (empty NUMBA_CACHE_DIR), not CUDA")
-    ap.add_argument("--repeats", type=int, default=3, help="--cpu: cold and warm pairs per configuration")
+    ap.add_argument("--repeats", type=int, default=3, help="cold and warm pairs per configuration")
+    ap.add_argument("--no-warmup", action="store_true", help="CUDA: do not time `heuriscale warmup`")
     ap.add_argument("--profile", action="store_true", help="--cpu: which functions each cold build compiles, how long")
     args = ap.parse_args()
     if args.cpu and args.profile:
@@ -233,44 +247,81 @@ def main() -> None:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)
         return
+    known = {**CONFIGS, **DEFAULT_CONFIGS}
+    names = _names(args.only, known) if args.only else list(known)
     rows = {}
-    for name, (cmd, fast) in CONFIGS.items():
-        if args.only and name not in _names(args.only, CONFIGS):
-            continue
-        with tempfile.TemporaryDirectory() as caches:
-            row = {"cold": cli(f"run {cmd} --engine {fast}", caches)}
-            row["warm"] = cli(f"run {cmd} --engine {fast}", caches)
-            row["auto"] = cli(f"run {cmd} --engine auto", caches)
-            row["eager"] = cli(f"run {cmd} --engine eager", caches)
+    for name in names:
+        cmd, fast = known[name]
+        row = {"args": cmd, "fast": fast}
+        if name in CONFIGS:  # the fast engine pinned, cold and warm; then auto and eager, warm
+            row["cold"], row["warm"], caches = cuda_pairs(cmd, fast, args.repeats)
+            row["auto"], row["eager"] = cli(f"run {cmd} --engine auto", caches), cli(f"run {cmd} --engine eager", caches)
+        else:  # auto cold and warm (what a user meets), then the fast engine pinned
+            row["auto_cold"], row["auto_warm"], caches = cuda_pairs(cmd, "auto", args.repeats)
+            if fast:
+                shutil.rmtree(caches, ignore_errors=True)
+                row["cold"], row["warm"], caches = cuda_pairs(cmd, fast, args.repeats)
+        shutil.rmtree(caches, ignore_errors=True)
         rows[name] = row
         print(name, json.dumps(row), flush=True)
+    if not args.no_warmup:
+        rows["heuriscale warmup (papers' fused configurations)"] = warmup_twice()
+
+    print(f"\nmedians of {args.repeats} cold/warm pairs; process = the CLI process's wall time; run = the result's wall "
+          "time (setup included); build = first - warm of the process")
+    print("| configuration | engine | first run: process / run / setup | warm: process / run / setup | build "
+          "| auto: engine, process / run | eager: process / run |")
+    print("|---|---|---|---|---|---|---|")
+    for name, row in rows.items():
+        for cold_key, warm_key in (("cold", "warm"), ("auto_cold", "auto_warm")):
+            if not isinstance(row.get(cold_key), list):  # (none, or the warmup's row)
+                continue
+            c, w = row[cold_key], row[warm_key]
+            engines = sorted({r.get("engine", "error") for r in c + w})
+            auto = f"{row['auto'].get('engine')}, {_t([row['auto']])}" if "auto" in row else "-"
+            eager = _t([row["eager"]]) if "eager" in row else "-"
+            label = f"{name} (auto)" if cold_key == "auto_cold" else name
+            print(f"| {label} | {', '.join(engines)} | {_t(c)} / {_median(c, 'setup'):.2f} s "
+                  f"| {_t(w)} / {_median(w, 'setup'):.2f} s | {_median(c, 'wall') - _median(w, 'wall'):.1f} s "
+                  f"| {auto} | {eager} |")
+    warm = rows.get("heuriscale warmup (papers' fused configurations)")
+    if warm:
+        print(f"\n`heuriscale warmup`: {warm['cold']['wall']:.1f} s on empty caches, {warm['warm']['wall']:.1f} s again")
+    errors = [(name, r["error"]) for name, row in rows.items() for runs in row.values() if isinstance(runs, list)
+              for r in runs if "error" in r]
+    for name, error in errors:
+        print("error:", name, error)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+def cuda_pairs(cmd: str, engine: str, repeats: int) -> tuple[list[dict], list[dict], str]:
+    """`repeats` (first, warm) pairs of `heuriscale run <cmd> --engine <engine>`, each pair with new
+    empty Triton and inductor caches; the last pair's caches are kept (returned) for more runs."""
+    cold, warm, caches = [], [], None
+    for _ in range(repeats):
+        if caches:
+            shutil.rmtree(caches, ignore_errors=True)
+        caches = tempfile.mkdtemp(prefix="first-run-")
+        cold.append(cli(f"run {cmd} --engine {engine}", caches))
+        warm.append(cli(f"run {cmd} --engine {engine}", caches))
+    return cold, warm, caches
+
+
+def warmup_twice() -> dict:
+    """`heuriscale warmup` on empty caches, then again."""
     with tempfile.TemporaryDirectory() as caches:
         env = {**os.environ, "TRITON_CACHE_DIR": f"{caches}/triton", "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor"}
-        warmups = []
+        runs = []
         for _ in range(2):
             started = time.perf_counter()
             proc = subprocess.run([sys.executable, "-m", "heuriscale", "warmup"], env=env, capture_output=True,
                                   text=True, timeout=600)
-            warmups.append({"wall": time.perf_counter() - started, "rc": proc.returncode,
-                            "tail": (proc.stdout + proc.stderr).strip().splitlines()[-3:]})
-        rows["heuriscale warmup (papers' fused configurations)"] = {"cold": warmups[0], "warm": warmups[1]}
-        print("warmup", json.dumps(warmups), flush=True)
-
-    print("\nprocess = the CLI process's wall time; run = the result's wall time (setup included)")
-    print("| configuration | fast engine | first run: process / run / setup | warm: process / run / setup "
-          "| auto: engine, process / run | eager: process / run |")
-    print("|---|---|---|---|---|---|")
-    for name, row in rows.items():
-        if "auto" not in row:
-            continue
-        c, w, a, e = row["cold"], row["warm"], row["auto"], row["eager"]
-        print(f"| {name} | {c.get('engine')} | {_t(c)} / {c.get('setup', nan):.2f} s | {_t(w)} / {w.get('setup', nan):.2f} s "
-              f"| {a.get('engine')}, {_t(a)} | {_t(e)} |")
-    w = rows["heuriscale warmup (papers' fused configurations)"]
-    print(f"\n`heuriscale warmup`: {w['cold']['wall']:.1f} s on empty caches, {w['warm']['wall']:.1f} s again")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            runs.append({"wall": time.perf_counter() - started, "rc": proc.returncode,
+                         "tail": (proc.stdout + proc.stderr).strip().splitlines()[-3:]})
+    print("warmup", json.dumps(runs), flush=True)
+    return {"cold": runs[0], "warm": runs[1]}
 
 
 if __name__ == "__main__":

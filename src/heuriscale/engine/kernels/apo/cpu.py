@@ -16,7 +16,10 @@ distribution. One iteration:
 
 Parts 1 and 2 are jobs (`cpu_jobs.py`): compiled once for the serial and the parallel build,
 and called through their addresses (the parallel build took 13.2 s where the serial one
-took 6.2, compiling and optimising part 2 again in each loop; issue 30).
+took 6.2, compiling and optimising part 2 again in each loop; issue 30). Part 2 is two jobs,
+a block's candidates and then their values and selection, and the candidates call the mask's
+draws and the dense move as jobs too: on a new machine each compiles in a process of its own
+(the candidates' job, with everything in it, was the longest compile: 2.2 s of 4.4).
 
 Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
 selection's copy into the other buffer is the sort. The two buffers swap roles after each
@@ -47,7 +50,7 @@ from numba import njit, prange, typeof, types
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, kernel, stable_order
-from ..cpu_jobs import call_job, compiled_jobs, inner, job
+from ..cpu_jobs import JobType, call_job, compiled_jobs, inner, job
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -105,7 +108,7 @@ def _moved(kind, xi, xj, value, pull, lower, upper, scale, s, ff, progress):
     return _clip(v, lower, upper)
 
 
-@inner  # (a call of its own: inlined into the kernel, its loops come out slower)
+@job  # (a call of its own: inlined into the kernel, its loops come out slower)
 def _dense(c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n_pairs, lower, upper, kind, scale, s,
            ff, progress):
     """A candidate's coordinates from this many (DENSE_DIM) on: every one in order, the rows
@@ -147,7 +150,7 @@ def _rank(f, order, renew, perm, jumps, pf_max, key, run, step):
         perm[i], perm[j] = perm[j], perm[i]
 
 
-@inner
+@job
 def _mask_words(picks, values, key, row, step, ones):
     """The MASK stream's words for Fisher-Yates steps 0..ones-1 (block b: steps 2b and 2b + 1
     as words (a, b) and (c, e)): picks[k] picks step k's coordinate, values[k] is its value.
@@ -161,11 +164,14 @@ def _mask_words(picks, values, key, row, step, ones):
 
 @njit(cache=True, inline="always")  # (a call with this many arrays costs about 0.1 us: short rows pay it)
 def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress, swing, eps, perm, jumps, picks,
-               drawn, masked, values, pulls, pair_rows, pair_w, key, step):
+               drawn, masked, values, pulls, pair_rows, pair_w, key, step, helpers):
     """The candidate of rank `rank` (0-based) of one run into c (clipped); returns its operator.
     x, f: the run's source buffer, read through `order`; swing = 1 + cos(t/T pi). The mask is
     a partial Fisher-Yates over coordinates; rows shorter than DENSE_DIM then move their
-    masked coordinates one by one, longer ones go through `_dense` (the same numbers)."""
+    masked coordinates one by one, longer ones go through `_dense` (the same numbers).
+    helpers: the CompiledJobs of `_mask_words` and `_dense` (jobs of their own: each compiles
+    beside the others on a new machine)."""
+    mask_words, dense_job = helpers
     n, dim = x.shape
     xi = x[order[rank]]
     i = rank + 1
@@ -210,7 +216,7 @@ def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress
             pair_w[p] = w if w == w else 0.0
     dense = dim >= DENSE_DIM
     if dense:
-        _mask_words(picks, drawn, key, row, step, ones)
+        call_job(mask_words, picks, drawn, key, row, step, ones)
     zero = np.uint64(0)
     w = (zero, zero, zero, zero)
     for k in range(ones):  # partial Fisher-Yates over coordinates: `ones` distinct ones, O(ones)
@@ -234,8 +240,8 @@ def _candidate(c, x, f, order, rank, row, renew, lower, upper, n_pairs, progress
                 pull += pair_w[p] * (np.float64(x[pair_rows[p, 0], d]) - x[pair_rows[p, 1], d])
             c[d] = _moved(kind, xi[d], xj[d], values[d], pull / n_pairs, lower[d], upper[d], scale, s, ff, progress)
     else:
-        _dense(c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n_pairs, lower, upper, kind, scale,
-               s, ff, progress)
+        call_job(dense_job, c, x, xi, xj, perm, ones, masked, values, pulls, pair_rows, pair_w, n_pairs, lower, upper,
+                 kind, scale, s, ff, progress)
     for k in range(ones - 1, -1, -1):  # undo the swaps: perm is the identity again
         j = jumps[k]
         perm[k], perm[j] = perm[j], perm[k]
@@ -250,36 +256,44 @@ def _ranks(run, step, fa, order, renew, rank_perm, rank_jumps, pf_max, key):
 
 
 @job
-def _candidates(job, step, move, select, progress, swing, xa, fa, xb, fb, cand, order, renew, kinds, scratch, lower,
-                upper, n_pairs, eps, f_in, fid, fdata, block_f, block_i, block_nan, key):
-    """Block `job`: the candidates of a low and a high slice of ranks of run job // blocks,
-    their values and the greedy selection into xb, fb. scratch: the jobs' Fisher-Yates and
-    pair buffers (NativeAPO.scratch)."""
+def _candidates(job, blocks, step, progress, swing, xa, fa, cand, order, renew, kinds, scratch, lower, upper, n_pairs,
+                eps, key, helpers):
+    """Block `job`: the candidates of a low and a high slice of ranks of run job // blocks
+    (the masks grow with the rank). scratch: the jobs' Fisher-Yates and pair buffers
+    (NativeAPO.scratch); helpers: `_candidate`'s."""
     perm, jumps, words, masked, values, pulls, pair_rows, pair_w = scratch
-    pop, blocks = fa.shape[1], block_f.shape[1]
+    pop = fa.shape[1]
     half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
     run, b = job // blocks, job % blocks
-    best, best_i, nans = np.inf, b * half, 0
-    for part in (b, 2 * blocks - 1 - b):  # a low and a high slice of ranks: masks grow with the rank
+    for part in (b, 2 * blocks - 1 - b):
         for r in range(part * half, min(pop, (part + 1) * half)):
-            row = run * pop + r
-            if move:
-                kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, row, renew[run, r],
-                                           lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
-                                           words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
-                                           pair_rows[job], pair_w[job], key, step)
-            if select:
-                value, nan = new_value(fid, fdata, cand[run, r], f_in, row)
-                nans += nan
-                parent = order[run, r]
-                fb[run, r] = value  # compared in the run's dtype, as eager does
-                if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
-                    copy_into(xb[run, r], cand[run, r])
-                else:
-                    fb[run, r] = fa[run, parent]
-                    copy_into(xb[run, r], xa[run, parent])
-                if fb[run, r] < best:
-                    best, best_i = fb[run, r], r
+            kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, run * pop + r, renew[run, r],
+                                       lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
+                                       words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
+                                       pair_rows[job], pair_w[job], key, step, helpers)
+
+
+@job
+def _selections(job, xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i, block_nan):
+    """Block `job` (the ranks of `_candidates`' job): the candidates' values and the greedy
+    selection into xb, fb; the block's best and NaN count."""
+    pop, blocks = fa.shape[1], block_f.shape[1]
+    half = -(-pop // (2 * blocks))
+    run, b = job // blocks, job % blocks
+    best, best_i, nans = np.inf, b * half, 0
+    for part in (b, 2 * blocks - 1 - b):
+        for r in range(part * half, min(pop, (part + 1) * half)):
+            value, nan = new_value(fid, fdata, cand[run, r], f_in, run * pop + r)
+            nans += nan
+            parent = order[run, r]
+            fb[run, r] = value  # compared in the run's dtype, as eager does
+            if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
+                copy_into(xb[run, r], cand[run, r])
+            else:
+                fb[run, r] = fa[run, parent]
+                copy_into(xb[run, r], xa[run, parent])
+            if fb[run, r] < best:
+                best, best_i = fb[run, r], r
     block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
 
 
@@ -289,7 +303,7 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, ran
            block_f, block_i, block_nan, nan_evals, counter, key, jobs):
     runs, pop, dim = xa.shape
     blocks = block_f.shape[1]
-    candidate_job, rank_job = jobs  # CompiledJobs (NativeAPO.jobs)
+    candidate_job, selection_job, rank_job, helpers = jobs  # CompiledJobs (NativeAPO.jobs)
     for k in range(steps):
         step = counter[0]
         progress = min((np.float64(t[0]) + 1.0) / max_iters, 1.0)  # t = 1..T, t/T capped at 1
@@ -297,10 +311,13 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, ran
         if move:
             for run in prange(runs):
                 call_job(rank_job, np.int64(run), step, fa, order, renew, rank_perm, rank_jumps, pf_max, key)
-        for job in prange(runs * blocks):
-            call_job(candidate_job, np.int64(job), step, move, select, progress, swing, xa, fa, xb, fb, cand, order,
-                     renew, kinds, scratch, lower, upper, n_pairs, eps, f_in, fid, fdata, block_f, block_i, block_nan,
-                     key)
+        for job in prange(runs * blocks):  # a block's candidates, then their values and the selection
+            if move:
+                call_job(candidate_job, np.int64(job), np.int64(blocks), step, progress, swing, xa, fa, cand, order,
+                         renew, kinds, scratch, lower, upper, n_pairs, eps, key, helpers)
+            if select:
+                call_job(selection_job, np.int64(job), xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i,
+                         block_nan)
         if move:
             it[0] += 1
             t[0] += 1
@@ -371,12 +388,23 @@ class NativeAPO(NativeIteration):
          max_iters, eps, f_in, fid, fdata, *_) = args
         if self._jobs is None or self._jobs[0] != f_in.dtype:
             i64, f64, T = types.int64, types.float64, typeof
-            self._jobs = (f_in.dtype, compiled_jobs(  # the longest first (see compiled_jobs)
+            row, int_row, words = (types.Array(dtype, 1, "C") for dtype in (f64, i64, types.uint64))
+            x_row = types.Array(T(xa).dtype, 1, "C")
+            helpers = (
+                (_mask_words, (words, words, i64, i64, i64, i64)),
+                (_dense, (x_row, types.Array(T(xa).dtype, 2, "C"), x_row, x_row, int_row, i64,
+                          types.Array(types.uint8, 1, "C"), row, row, types.Array(i64, 2, "C"), row, T(n_pairs),
+                          T(lower), T(upper), i64, f64, f64, f64, f64)))
+            candidates, dense, selections, ranks, mask_words = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_candidates, (
-                    i64, i64, types.boolean, types.boolean, f64, f64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order),
-                    T(renew), T(kinds), T(scratch), T(lower), T(upper), T(n_pairs), T(eps), T(f_in), T(fid), T(fdata),
-                    T(self.block_f), T(self.block_i), T(self.block_nan), i64)),
-                (_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64))))
+                    i64, i64, i64, f64, f64, T(xa), T(fa), T(cand), T(order), T(renew), T(kinds), T(scratch), T(lower),
+                    T(upper), T(n_pairs), T(eps), i64, types.Tuple([JobType(argtypes) for _, argtypes in helpers]))),
+                helpers[1],
+                (_selections, (i64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order), T(f_in), T(fid), T(fdata),
+                               T(self.block_f), T(self.block_i), T(self.block_nan))),
+                (_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64)),
+                helpers[0])
+            self._jobs = (f_in.dtype, (candidates, selections, ranks, (mask_words, dense)))
         return self._jobs[1]
 
 

@@ -350,7 +350,7 @@ def _renew(renew_ptr, keys_ptr, s_ptr, coef_ptr, counter_ptr, it_ptr, seed, P, R
         tl.store(it_ptr, tl.load(it_ptr) + 1)
 
 
-@triton.jit(do_not_specialize=["P", "NB"])
+@triton.jit(do_not_specialize=["P", "NB", "record_ptr"])  # (record_ptr: see cuda_common.track_args)
 def _finish(
     block_f_ptr, block_i_ptr, x_ptr, t_ptr, t_out_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
     counter_ptr, coef_ptr, P, D, NB, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,

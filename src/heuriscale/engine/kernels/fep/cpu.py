@@ -23,7 +23,10 @@ from the same key. `_generations` runs `steps` generations per call, each in fou
 Each part's work is a job (`cpu_jobs.py`): compiled once, for the serial and the parallel
 build alike, and called through its address, so that a parallel build does not compile and
 optimise it again in each of its loops (issue 30: the parallel build took 12.6 s where the
-serial one took 7.4; a call costs tens of nanoseconds, against microseconds of work).
+serial one took 7.4; a call costs tens of nanoseconds, against microseconds of work). Part 1
+is two jobs (the offspring, then their values NaN-guarded into the union), and the offspring
+call their draws and inline values as jobs too: on a new machine each compiles in a process
+of its own (the offspring's job, with its callees, was the longest compile: 2.7 s of 5.3).
 
 Random numbers, Philox keyed by the run set's key, counters as in the Triton kernel: row
 r = run * mu + p, coordinate pair j = d // 2 of a row padded to 2 * half coordinates, g the
@@ -60,7 +63,7 @@ from numba import njit, prange, typeof, types
 
 from ....algorithms.fep import learning_rates
 from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, kth_smallest, track_best
-from ..cpu_jobs import call_job, compiled_jobs, inner, job
+from ..cpu_jobs import JobType, call_job, compiled_jobs, inner, job
 from ..cpu_objectives import value_of
 from ..cpu_random import philox, uniform
 from .cpu_math import box_muller, cauchy, cos_turns, fast_exp, fast_sin, pi_error
@@ -80,7 +83,7 @@ FAST_BOX = 2.0**20
 _LOW = np.uint64(0xFFFFFFFF)
 
 
-@inner(error_model="numpy", fastmath=CONTRACT)
+@job(error_model="numpy", fastmath=CONTRACT)
 def _draw_common(key, step, row0, row1, pi_err, n_i):
     """The Triton kernel's N(0,1) of rows row0..row1 (run * mu + p), one per individual."""
     for row in range(row0, row1):
@@ -89,7 +92,7 @@ def _draw_common(key, step, row0, row1, pi_err, n_i):
         n_i[row - row0], _ = box_muller(uniform(a), uniform(b), pi_err)
 
 
-@inner(error_model="numpy", fastmath=CONTRACT)
+@job(error_model="numpy", fastmath=CONTRACT)
 def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
     """The Triton kernel's delta_j and N_j(0,1) for rows row0..row1 (run * mu + p), rows
     padded to 2 * half coordinates. In passes that LLVM vectorises each on its own (as one
@@ -111,23 +114,26 @@ def _draw(key, step, row0, row1, half, gaussian, pi_err, delta, n_j, u):
             delta[2 * t], delta[2 * t + 1] = cauchy(ua[t], pi_err), cauchy(ub[t], pi_err)
 
 
-# _mutate, _values, _tournament and _gather have one call each, in their job: inlined there,
-# their code is compiled and optimised once, not in a function of its own and again in the job.
+# _mutate, _tournament and _gather have one call each, in their job: inlined there, their code
+# is compiled and optimised once, not in a function of its own and again in the job.
 @njit(cache=True, error_model="numpy", inline="always")
 def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
-            half, given, drawn, scratch, fid, fdata, fast):
+            half, given, drawn, scratch, fid, fdata, fast, helpers):
     """Step 3 for rows p0..p1 of `run`: offspring (x', eta') of parents (x, eta), some rows
     at a time (their numbers drawn into `scratch`, then used); for the built-in functions
     (fid > 0) also step 4, the rows' values while they are in L1. `lower` and `upper` hold
-    the box repeated for as many rows as a pass takes."""
+    the box repeated for as many rows as a pass takes. `helpers`: the CompiledJobs of
+    `_draw_common`, `_draw` and `_values` (jobs of their own: each compiles beside the others
+    on a new machine; a call per block or pass of rows costs nothing next to its work)."""
     pop, dim = x.shape[1], x.shape[2]
+    draw_common, draw, values = helpers
     width = 2 * half
     rows = scratch.shape[1] // width
     delta, n_j, n_i, common, u = scratch[0], scratch[1], scratch[2], scratch[3], scratch[3:]  # n_i from p0
     if given is not None:  # the test hook: the eager step's N(0,1), delta_j and N_j(0,1)
         copy_into(n_i, given[2, run, p0:p1, 0])
     else:
-        _draw_common(key, step, run * pop + p0, run * pop + p1, pi_err, n_i)
+        call_job(draw_common, key, step, run * pop + p0, run * pop + p1, pi_err, n_i)
         if drawn is not None:  # the test hook: keep the numbers drawn
             for p in range(p0, p1):
                 drawn[2, run, p] = n_i[p - p0]
@@ -138,7 +144,7 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
                 copy_into(delta[p * dim:(p + 1) * dim], given[0, run, s0 + p])
                 copy_into(n_j[p * dim:(p + 1) * dim], given[1, run, s0 + p])
         else:
-            _draw(key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j, u)
+            call_job(draw, key, step, run * pop + s0, run * pop + s1, half, gaussian, pi_err, delta, n_j, u)
             if width > dim:  # rows padded to width: their first dim numbers, packed (in order,
                 for p in range(1, s1 - s0):  # so that no number is overwritten before it moves)
                     for d in range(dim):
@@ -152,7 +158,7 @@ def _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
         _move(x[run, s0:s1].reshape(-1), eta[run, s0:s1].reshape(-1), cx[run, s0:s1].reshape(-1),
               ceta[run, s0:s1].reshape(-1), delta, n_j, common, lower, upper, tau, eta_min)
         if fid:
-            _values(fid, fdata, fast, cx[run], cf[run], s0, s1, delta)  # (delta's numbers are used)
+            call_job(values, fid, fdata, fast, cx[run], cf[run], s0, s1, delta)  # (delta's numbers are used)
 
 
 @inner(error_model="numpy", fastmath=CONTRACT)
@@ -198,7 +204,7 @@ def _terms(fid, xs, terms):
             terms[t] = -xs[t] * fast_sin(np.sqrt(np.abs(xs[t])))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@job(error_model="numpy")
 def _values(fid, fdata, fast, x, f, p0, p1, terms):
     """f[p] = the inline objective `fid` at x[p] for rows p0..p1, through its pointer
     (cpu_objectives.py; float64); but for paper 004's f1, f3-f5 when `fast`, `_terms` first,
@@ -214,13 +220,15 @@ def _values(fid, fdata, fast, x, f, p0, p1, terms):
         f[p0 + p] = offset + _sum(terms[p * dim:p * dim + summed])
 
 
-@inner
-def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
-    """Step 4's values of rows p0..p1 of `run`, NaN -> +inf: the kernel's (inline) or the
-    engine's problem's (f_in); with the parents', in union order. Returns how many were NaN.
-    (Slices indexed from 0, so that no index can be negative: its wraparound would stop the
-    vectorising.)"""
-    pop = cf.shape[1]
+@job
+def _evaluate(job, cf, f, union_f, f_in, inline, block_nan):
+    """Step 4's values of the rows of block `job` (run job // blocks), NaN -> +inf: the
+    kernel's (inline) or the engine's problem's (f_in); with the parents', in union order;
+    how many were NaN into block_nan. (Slices indexed from 0, so that no index can be
+    negative: its wraparound would stop the vectorising.)"""
+    pop, blocks = cf.shape[1], block_nan.shape[1]
+    run, b = job // blocks, job % blocks
+    p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
     new, given = cf[run, p0:p1], f_in[run * pop + p0:run * pop + p1]  # (f_in: a placeholder if inline)
     parents, union_parents, union_children = f[run, p0:p1], union_f[run, p0:p1], union_f[run, pop + p0:pop + p1]
     nans = 0
@@ -230,7 +238,7 @@ def _evaluate(cf, f, union_f, f_in, inline, run, p0, p1):
         nans += nan
         value = np.inf if nan else value
         new[t], union_children[t], union_parents[t] = value, value, parents[t]
-    return nans
+    block_nan[run, b] = nans
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -319,18 +327,16 @@ def _gather(x, eta, f, cx, ceta, cf, ox, oeta, of, keep, run, j0, j1):
 
 
 # -- the parallel loops' work, job by job: compiled once for both builds (see cpu_jobs.py) -------
-@job(error_model="numpy")  # (the inlined _mutate's and _values' model)
-def _offspring(job, step, move, select, x, eta, f, cx, ceta, cf, union_f, block_nan, lower, upper, tau, tau_prime,
-               eta_min, pi_err, gaussian, key, half, given_r, drawn_r, scratch, fid, fdata, fast, f_in):
-    """Steps 3 and 4 for block `job` (run job // blocks) of parents x, eta, f."""
-    pop, blocks = f.shape[1], block_nan.shape[1]
+@job(error_model="numpy")  # (the inlined _mutate's model)
+def _offspring(job, blocks, step, select, x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err,
+               gaussian, key, half, given_r, drawn_r, scratch, fid, fdata, fast, helpers):
+    """Step 3 (and 4 for the built-in functions, if `select`) for block `job` (run
+    job // blocks) of parents x, eta."""
+    pop = x.shape[1]
     run, b = job // blocks, job % blocks
     p0, p1 = b * BLOCK_ROWS, min(pop, (b + 1) * BLOCK_ROWS)
-    if move:
-        _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key,
-                half, given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast)
-    if select:
-        block_nan[run, b] = _evaluate(cf, f, union_f, f_in, fid > 0, run, p0, p1)
+    _mutate(x, eta, cx, ceta, cf, lower, upper, tau, tau_prime, eta_min, pi_err, gaussian, run, p0, p1, step, key, half,
+            given_r, drawn_r, scratch[job], fid if select else 0, fdata, fast, helpers)
 
 
 @job(error_model="numpy")  # (the inlined _tournament's)
@@ -369,20 +375,24 @@ def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, 
                  fast, half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
                  block_nan, nan_evals, counter, key, jobs):
     """`steps` generations; the parents are in buffers a (x, eta, f), or in b after an odd
-    number of selections. `jobs`: the four parallel loops' CompiledJobs (NativeFEP.jobs).
+    number of selections. `jobs`: the parallel loops' CompiledJobs and the
+    offspring's helpers (NativeFEP.jobs).
     Returns the number of selections."""
     runs, pop, dim = xa.shape
     blocks = block_nan.shape[1]
     union_blocks = (2 * pop + BLOCK_ROWS - 1) // BLOCK_ROWS
-    offspring, tournaments, selection, gathering = jobs
+    offspring, evaluation, tournaments, selection, gathering, helpers = jobs
     flips = 0
     for k in range(steps):
         step = counter[0]
         x, eta, f, ox, oeta, of = (xa, etaa, fa, xb, etab, fb) if flips % 2 == 0 else (xb, etab, fb, xa, etaa, fa)
         for job in prange(runs * blocks):  # (3) mutation, (4) the offspring's values
-            call_job(offspring, np.int64(job), step, move, select, x, eta, f, cx, ceta, cf, union_f, block_nan, lower,
-                     upper, tau, tau_prime, eta_min, pi_err, gaussian, key, half, given_r, drawn_r, scratch, fid, fdata,
-                     fast, f_in)
+            if move:
+                call_job(offspring, np.int64(job), np.int64(blocks), step, select, x, eta, cx, ceta, cf, lower, upper,
+                         tau, tau_prime, eta_min, pi_err, gaussian, key, half, given_r, drawn_r, scratch, fid, fdata,
+                         fast, helpers)
+            if select:
+                call_job(evaluation, np.int64(job), cf, f, union_f, f_in, fid > 0, block_nan)
         if move:
             it[0] += 1
         if not select:
@@ -466,17 +476,36 @@ class NativeFEP(NativeIteration):
         depends = (f_in.dtype, given_r is None, drawn_r is None, given_opponents is None)
         if self._jobs is None or self._jobs[0] != depends:
             t, i64, flag = typeof, types.int64, types.boolean
-            x_t, f_t = t(xa), t(fa)
-            self._jobs = (depends, compiled_jobs(
+            x_t, f_t, pi_t = t(xa), t(fa), t(pi_err)
+            gaussian_t = types.literal(bool(gaussian))  # (a constant: a run builds the mutation it draws)
+            helpers = helper_specs(pi_err, gaussian, fid, fdata, fast)
+            helpers_t = types.Tuple([JobType(argtypes) for _, argtypes in helpers])
+            jobs = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_offspring, (
-                    i64, i64, flag, flag, x_t, x_t, f_t, x_t, x_t, f_t, t(union_f), t(block_nan), t(lower), t(upper),
-                    t(tau), t(tau_prime), t(eta_min), t(pi_err), types.literal(bool(gaussian)), i64, i64, t(given_r),
-                    t(drawn_r), t(scratch), t(fid), t(fdata), t(fast), t(f_in))),
+                    i64, i64, i64, flag, x_t, x_t, x_t, x_t, f_t, t(lower), t(upper), t(tau), t(tau_prime),
+                    t(eta_min), pi_t, gaussian_t, i64, i64, t(given_r), t(drawn_r), t(scratch), t(fid), t(fdata),
+                    t(fast), helpers_t)),
                 (_tournaments, (i64, i64, t(union_f), t(wins), t(given_opponents), t(q), i64, t(opponents))),
+                *helpers[1:],
                 (_selection, (i64, i64, x_t, x_t, t(union_f), t(wins), t(keep), t(q), t(block_nan), t(nan_evals),
                               t(best_x), t(best_f), t(hit), t(it), t(target), t(has_target), t(record))),
-                (_gathering, (i64, i64, x_t, x_t, f_t, x_t, x_t, f_t, x_t, x_t, f_t, t(keep)))))
+                (_gathering, (i64, i64, x_t, x_t, f_t, x_t, x_t, f_t, x_t, x_t, f_t, t(keep))),
+                (_evaluate, (i64, f_t, f_t, t(union_f), t(f_in), flag, t(block_nan))),
+                helpers[0])
+            offspring, tournaments, draw, values, selection, gathering, evaluation, draw_common = jobs
+            self._jobs = (depends, (offspring, evaluation, tournaments, selection, gathering,
+                                    (draw_common, draw, values)))
         return self._jobs[1]
+
+
+def helper_specs(pi_err, gaussian: bool, fid, fdata, fast) -> tuple:
+    """(job, argument types) of the offspring's helpers, `_draw_common`, `_draw` and
+    `_values`, as `_mutate` calls them (64-bit integers; the run's float type)."""
+    i64, pi_t = types.int64, typeof(pi_err)
+    row, rows = types.Array(pi_t, 1, "C"), types.Array(pi_t, 2, "C")
+    return ((_draw_common, (i64, i64, i64, i64, pi_t, row)),
+            (_draw, (i64, i64, i64, i64, i64, types.literal(bool(gaussian)), pi_t, row, row, rows)),
+            (_values, (typeof(fid), typeof(fdata), typeof(fast), rows, row, i64, i64, row)))
 
 
 #: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).

@@ -198,7 +198,7 @@ def _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64: tl.constexpr):
     return level, _ordered(_union_f(f_ptr, cf_ptr, run, i, im, N), FP64)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _select(
     f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
     counter_ptr, coef_ptr, N, D, Q,

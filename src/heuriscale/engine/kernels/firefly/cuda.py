@@ -89,7 +89,7 @@ def _attract(
         store_block_best(f, im, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _finish(
     block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr,
     N, D, NB, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,

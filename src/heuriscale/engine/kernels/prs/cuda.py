@@ -114,7 +114,7 @@ def _refract(
         tl.store(block_s_ptr + run * NB + block, tl.sum(tl.where(pm, f, 0.0), 0))
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _decay(
     block_f_ptr, block_i_ptr, block_s_ptr, x_ptr, apex_ptr, t_ptr, mean_ptr, best_x_ptr, best_f_ptr,
     hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,

@@ -83,7 +83,7 @@ def _move(
         store_block_best(f, pm, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _best(
     block_f_ptr, block_i_ptr, x_ptr, gbest_x_ptr, gbest_f_ptr, best_x_ptr, best_f_ptr,
     hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,
