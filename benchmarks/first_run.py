@@ -55,8 +55,11 @@ def cli(args: str, caches: str, timeout: float = 300) -> dict:
     env = {**os.environ, "TRITON_CACHE_DIR": f"{caches}/triton", "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor"}
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "heuriscale", *args.split(), "-q", "--seed", "0",
-                               "--json", out.name], env=env, capture_output=True, text=True, timeout=timeout)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "heuriscale", *args.split(), "-q", "--seed", "0",
+                                   "--json", out.name], env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"wall": time.perf_counter() - started, "error": [f"timed out after {timeout} s"]}
         wall = time.perf_counter() - started
         if proc.returncode != 0:
             return {"wall": wall, "error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}
@@ -287,8 +290,8 @@ def main() -> None:
     warm = rows.get("heuriscale warmup (papers' fused configurations)")
     if warm:
         print(f"\n`heuriscale warmup`: {warm['cold']['wall']:.1f} s on empty caches, {warm['warm']['wall']:.1f} s again")
-    errors = [(name, r["error"]) for name, row in rows.items() for runs in row.values() if isinstance(runs, list)
-              for r in runs if "error" in r]
+    errors = [(name, r["error"]) for name, row in rows.items() for runs in row.values()
+              for r in (runs if isinstance(runs, list) else [runs]) if isinstance(r, dict) and "error" in r]
     for name, error in errors:
         print("error:", name, error)
     if args.json:
@@ -300,7 +303,7 @@ def cuda_pairs(cmd: str, engine: str, repeats: int) -> tuple[list[dict], list[di
     """`repeats` (first, warm) pairs of `heuriscale run <cmd> --engine <engine>`, each pair with new
     empty Triton and inductor caches; the last pair's caches are kept (returned) for more runs."""
     cold, warm, caches = [], [], None
-    for _ in range(repeats):
+    for _ in range(max(1, repeats)):
         if caches:
             shutil.rmtree(caches, ignore_errors=True)
         caches = tempfile.mkdtemp(prefix="first-run-")

@@ -50,7 +50,7 @@ def test_the_fused_kernels_call_it_inside_and_compute_the_built_in_numbers(algor
     # outside the kernels: by torch, or by the function's own kernel; on the H100, APO's 130
     # iterations ended equal to 5 digits, not to the bit): they are compared over their first
     # two iterations, closely.
-    values_move = algorithm in ("prs", "apo")
+    values_move = algorithm == "prs" or (algorithm == "apo" and fused_device == "cuda")  # (APO on the CPU: equal)
     iters = 2 if values_move else 10 if fused_device == "cpu" else 130
     kw = dict(iters=iters, runs=2, seed=2, device=fused_device, dtype="float64", engine="fused")
     mine = hs.minimize(hs.TritonFunction(sphere, 3, -100, 100), make(), **kw)

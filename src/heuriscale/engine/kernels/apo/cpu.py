@@ -346,7 +346,7 @@ class NativeAPO(NativeIteration):
         self.renew = np.zeros((runs, pop), np.uint8)  # ranks doing dormancy or reproduction
         self.kinds = np.zeros((runs, pop), np.int8)  # each rank's operator in the last move (tests, diagnostics)
         # Fisher-Yates scratch, one row per parallel job; perm is back to the identity after each use.
-        self.perm, self.jumps = np.tile(np.arange(dim), (jobs, 1)), np.empty((jobs, dim), np.int64)
+        self.perm, self.jumps = np.tile(np.arange(dim, dtype=np.int64), (jobs, 1)), np.empty((jobs, dim), np.int64)
         self.words = np.empty((jobs, 2, dim + 1), np.uint64)  # the mask's Philox words (`_mask_words`)
         self.masked, self.values = np.zeros((jobs, dim), np.uint8), np.empty((jobs, dim))  # the mask, its numbers
         self.pulls = np.empty((jobs, dim))  # the pairs' pull per coordinate
@@ -383,18 +383,18 @@ class NativeAPO(NativeIteration):
 
     def jobs(self, args) -> tuple:
         """The CompiledJobs of `_steps`' parallel loops for these arguments (once per run set and
-        values' dtype: problems evaluated between calls read them in float64)."""
+        dtype of the values a problem evaluated between calls hands in). The helpers' types are
+        read off the arrays `_candidate` passes them a row or a run of."""
         (xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, rank_jumps, lower, upper, pf_max, n_pairs,
          max_iters, eps, f_in, fid, fdata, *_) = args
         if self._jobs is None or self._jobs[0] != f_in.dtype:
             i64, f64, T = types.int64, types.float64, typeof
-            row, int_row, words = (types.Array(dtype, 1, "C") for dtype in (f64, i64, types.uint64))
-            x_row = types.Array(T(xa).dtype, 1, "C")
+            x_row, words = T(cand[0, 0]), T(self.words[0, 0])  # (rows of C arrays: 1-d, C)
             helpers = (
                 (_mask_words, (words, words, i64, i64, i64, i64)),
-                (_dense, (x_row, types.Array(T(xa).dtype, 2, "C"), x_row, x_row, int_row, i64,
-                          types.Array(types.uint8, 1, "C"), row, row, types.Array(i64, 2, "C"), row, T(n_pairs),
-                          T(lower), T(upper), i64, f64, f64, f64, f64)))
+                (_dense, (x_row, T(xa[0]), x_row, x_row, T(self.perm[0]), i64, T(self.masked[0]), T(self.values[0]),
+                          T(self.pulls[0]), T(self.pair_rows[0]), T(self.pair_w[0]), T(n_pairs), T(lower), T(upper),
+                          i64, f64, f64, f64, f64)))
             candidates, dense, selections, ranks, mask_words = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_candidates, (
                     i64, i64, i64, f64, f64, T(xa), T(fa), T(cand), T(order), T(renew), T(kinds), T(scratch), T(lower),
