@@ -3,18 +3,18 @@ to a kernel's layout (its jobs, issue 30) did not slow its steps.
 
     PYTHONPATH=src python3 benchmarks/native_step.py [--threads 2] [--only fep,apo]
 
-Each configuration: a Runner (engine "native", seed 0), timed as `benchmarks/cpu.py` times
-its rows (`best_per_iteration`: a warm-up that estimates one iteration, then batches of about
-TARGET_S, the best one kept). To compare two trees, run it with each one's `src` first on
-PYTHONPATH (and a NUMBA_CACHE_DIR of its own), alternately.
+Each configuration: a Runner (engine "native", seed 0), warmed up by 5 iterations, then the
+number of iterations that takes at least 0.2 s, timed 5 times; the best time per iteration
+is printed. To compare two trees, run it with each one's `src` first on PYTHONPATH (and a
+NUMBA_CACHE_DIR of its own), alternately.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import torch
-from cpu import MAX_ITERS, TARGET_S, best_per_iteration
 
 from heuriscale.algorithms.registry import get_algorithm
 from heuriscale.engine import Runner, set_cpu_threads
@@ -32,6 +32,23 @@ CONFIGS = {  # name: (algorithm, problem, dim, population, dtype)
 }
 
 
+def per_iteration(runner: Runner, repeats: int = 5) -> float:
+    runner.step(5)
+    n = 1
+    while True:
+        started = time.perf_counter()
+        runner.step(n)
+        if time.perf_counter() - started > 0.2:
+            break
+        n *= 2
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        runner.step(n)
+        best = min(best, (time.perf_counter() - started) / n)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -46,8 +63,7 @@ def main() -> None:
         algorithm = get_algorithm(alg, pop_size=pop).with_horizon(10**6)
         runner = Runner(problem, algorithm, device="cpu", dtype=dtype, engine="native", seed=0)
         with torch.no_grad():
-            timing = best_per_iteration(runner.step, TARGET_S, MAX_ITERS)
-            print(f"{name}: {timing.per_iter * 1e6:.1f} us/it ({args.threads} threads)", flush=True)
+            print(f"{name}: {per_iteration(runner) * 1e6:.1f} us/it ({args.threads} threads)", flush=True)
 
 
 if __name__ == "__main__":

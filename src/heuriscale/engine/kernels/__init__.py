@@ -39,6 +39,7 @@ from ...triton_ahead import interpreted  # noqa: F401 (the kernels' modules impo
 native_loaded: set[str] = set()
 
 
+
 def declared(algorithm, device_type: str):
     """The algorithm whose kernels run for `device_type` ("cuda" or "cpu") and its folder, or
     None when it declares none there. On the CPU that is the algorithm whose steps run

@@ -25,16 +25,17 @@ compiled once, for both builds, and the kernels around it are small.
 The arguments' types at the call must be the job's exactly (checked when the kernel, or a
 job that calls it, compiles; a forked process drops the error, and this process raises it when
 it compiles that job at the kernel's first call), so a job built for other types is a compile
-error, never a wrong call. A call costs from 35 ns (20 arrays, measured) to a few hundred (the
-job counts references to the arrays it uses), against microseconds of work per job: FEP and APO at 32 x 2 ran no slower
+error, never a wrong call. A call
+costs from 35 ns (20 arrays, measured) to a few hundred (the job counts references to the
+arrays it uses), against microseconds of work per job: FEP and APO at 32 x 2 ran no slower
 than with their loops' bodies in the kernels. PSO's, PRS's and Firefly's kernels keep theirs:
 their serial builds would call the body too, and at 32 particles PSO's iteration took 0.67
 us that way against 0.51 (measured; their parallel builds would be 1.1 s shorter).
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
-(one per thread the native kernels use, at most one per job), while this process compiles the
-kernel that calls them (issue 30: FEP's and APO's first native runs, docs/benchmarks.md). A job may call other jobs
+(one per thread the native kernels use, at most one per job), while this process compiles the kernel that calls them
+(issue 30: FEP's and APO's first native runs, docs/benchmarks.md). A job may call other jobs
 (their CompiledJobs passed in as arguments, e.g. a tuple `helpers`): FEP's offspring job calls
 its draws and values that way, APO's candidates their mask and dense moves, so that on a new
 machine each part compiles in a process of its own, not one after another in its caller's.
@@ -100,9 +101,10 @@ def compiled_jobs(*specs) -> tuple[CompiledJob, ...]:
     at the kernel's first call it compiles what is left of the jobs, from the back of the list
     (the forked ones take them from the front: list the longest first), waits for the others
     and loads what they built."""
-    missing = [not _loaded(*spec) for spec in specs]
-    building = _Build.start([s for s, m in zip(specs, missing) if m]) if sum(missing) > 1 else None  # (None: here, now)
-    return tuple(CompiledJob(fn, argtypes, building if m else None) for (fn, argtypes), m in zip(specs, missing))
+    missing = [spec for spec in specs if not _loaded(*spec)]
+    building = _Build.start(missing) if len(missing) > 1 else None  # (None: each compiled here, now)
+    return tuple(CompiledJob(fn, argtypes, building if (fn, argtypes) in missing else None)
+                 for fn, argtypes in specs)
 
 
 def _loaded(fn, argtypes) -> bool:

@@ -16,11 +16,10 @@ distribution. One iteration:
 
 Parts 1 and 2 are jobs (`cpu_jobs.py`): compiled once for the serial and the parallel build,
 and called through their addresses (the parallel build took 13.2 s where the serial one
-took 6.2, compiling and optimising part 2 again in each loop; issue 30). The candidates call
-the mask's draws and the dense move as jobs too, so that on a new machine they compile beside
-part 2's job, not in its process. (Part 2 split into two jobs, the candidates and then their
-values and selection, compiled faster still, but evaluating a block's candidates after the
-whole block rather than each while in L1 made the steps at 1,000 x 1,000 about 5% slower.)
+took 6.2, compiling and optimising part 2 again in each loop; issue 30). Part 2 is two jobs,
+a block's candidates and then their values and selection, and the candidates call the mask's
+draws and the dense move as jobs too: on a new machine each compiles in a process of its own
+(the candidates' job, with everything in it, was the longest compile: 2.2 s of 4.4).
 
 Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
 selection's copy into the other buffer is the sort. The two buffers swap roles after each
@@ -257,37 +256,44 @@ def _ranks(run, step, fa, order, renew, rank_perm, rank_jumps, pf_max, key):
 
 
 @job
-def _candidates(job, step, move, select, progress, swing, xa, fa, xb, fb, cand, order, renew, kinds, scratch, lower,
-                upper, n_pairs, eps, f_in, fid, fdata, block_f, block_i, block_nan, key, helpers):
-    """Block `job`: the candidates of a low and a high slice of ranks of run job // blocks,
-    their values and the greedy selection into xb, fb (row by row: a candidate is evaluated
-    while it is in L1). scratch: the jobs' Fisher-Yates and pair buffers (NativeAPO.scratch);
-    helpers: `_candidate`'s."""
+def _candidates(job, blocks, step, progress, swing, xa, fa, cand, order, renew, kinds, scratch, lower, upper, n_pairs,
+                eps, key, helpers):
+    """Block `job`: the candidates of a low and a high slice of ranks of run job // blocks
+    (the masks grow with the rank). scratch: the jobs' Fisher-Yates and pair buffers
+    (NativeAPO.scratch); helpers: `_candidate`'s."""
     perm, jumps, words, masked, values, pulls, pair_rows, pair_w = scratch
-    pop, blocks = fa.shape[1], block_f.shape[1]
+    pop = fa.shape[1]
     half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
     run, b = job // blocks, job % blocks
-    best, best_i, nans = np.inf, b * half, 0
-    for part in (b, 2 * blocks - 1 - b):  # a low and a high slice of ranks: masks grow with the rank
+    for part in (b, 2 * blocks - 1 - b):
         for r in range(part * half, min(pop, (part + 1) * half)):
-            row = run * pop + r
-            if move:
-                kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, row, renew[run, r],
-                                           lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
-                                           words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
-                                           pair_rows[job], pair_w[job], key, step, helpers)
-            if select:
-                value, nan = new_value(fid, fdata, cand[run, r], f_in, row)
-                nans += nan
-                parent = order[run, r]
-                fb[run, r] = value  # compared in the run's dtype, as eager does
-                if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
-                    copy_into(xb[run, r], cand[run, r])
-                else:
-                    fb[run, r] = fa[run, parent]
-                    copy_into(xb[run, r], xa[run, parent])
-                if fb[run, r] < best:
-                    best, best_i = fb[run, r], r
+            kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, run * pop + r, renew[run, r],
+                                       lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
+                                       words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
+                                       pair_rows[job], pair_w[job], key, step, helpers)
+
+
+@job
+def _selections(job, xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i, block_nan):
+    """Block `job` (the ranks of `_candidates`' job): the candidates' values and the greedy
+    selection into xb, fb; the block's best and NaN count."""
+    pop, blocks = fa.shape[1], block_f.shape[1]
+    half = -(-pop // (2 * blocks))
+    run, b = job // blocks, job % blocks
+    best, best_i, nans = np.inf, b * half, 0
+    for part in (b, 2 * blocks - 1 - b):
+        for r in range(part * half, min(pop, (part + 1) * half)):
+            value, nan = new_value(fid, fdata, cand[run, r], f_in, run * pop + r)
+            nans += nan
+            parent = order[run, r]
+            fb[run, r] = value  # compared in the run's dtype, as eager does
+            if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
+                copy_into(xb[run, r], cand[run, r])
+            else:
+                fb[run, r] = fa[run, parent]
+                copy_into(xb[run, r], xa[run, parent])
+            if fb[run, r] < best:
+                best, best_i = fb[run, r], r
     block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
 
 
@@ -297,7 +303,7 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, ran
            block_f, block_i, block_nan, nan_evals, counter, key, jobs):
     runs, pop, dim = xa.shape
     blocks = block_f.shape[1]
-    candidate_job, rank_job, helpers = jobs  # CompiledJobs (NativeAPO.jobs)
+    candidate_job, selection_job, rank_job, helpers = jobs  # CompiledJobs (NativeAPO.jobs)
     for k in range(steps):
         step = counter[0]
         progress = min((np.float64(t[0]) + 1.0) / max_iters, 1.0)  # t = 1..T, t/T capped at 1
@@ -305,10 +311,13 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, ran
         if move:
             for run in prange(runs):
                 call_job(rank_job, np.int64(run), step, fa, order, renew, rank_perm, rank_jumps, pf_max, key)
-        for job in prange(runs * blocks):
-            call_job(candidate_job, np.int64(job), step, move, select, progress, swing, xa, fa, xb, fb, cand, order,
-                     renew, kinds, scratch, lower, upper, n_pairs, eps, f_in, fid, fdata, block_f, block_i, block_nan,
-                     key, helpers)
+        for job in prange(runs * blocks):  # a block's candidates, then their values and the selection
+            if move:
+                call_job(candidate_job, np.int64(job), np.int64(blocks), step, progress, swing, xa, fa, cand, order,
+                         renew, kinds, scratch, lower, upper, n_pairs, eps, key, helpers)
+            if select:
+                call_job(selection_job, np.int64(job), xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i,
+                         block_nan)
         if move:
             it[0] += 1
             t[0] += 1
@@ -386,16 +395,16 @@ class NativeAPO(NativeIteration):
                 (_dense, (x_row, T(xa[0]), x_row, x_row, T(self.perm[0]), i64, T(self.masked[0]), T(self.values[0]),
                           T(self.pulls[0]), T(self.pair_rows[0]), T(self.pair_w[0]), T(n_pairs), T(lower), T(upper),
                           i64, f64, f64, f64, f64)))
-            candidates, dense, ranks, mask_words = compiled_jobs(  # the longest first (see compiled_jobs)
+            candidates, dense, selections, ranks, mask_words = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_candidates, (
-                    i64, i64, types.boolean, types.boolean, f64, f64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order),
-                    T(renew), T(kinds), T(scratch), T(lower), T(upper), T(n_pairs), T(eps), T(f_in), T(fid), T(fdata),
-                    T(self.block_f), T(self.block_i), T(self.block_nan), i64,
-                    types.Tuple([JobType(argtypes) for _, argtypes in helpers]))),
+                    i64, i64, i64, f64, f64, T(xa), T(fa), T(cand), T(order), T(renew), T(kinds), T(scratch), T(lower),
+                    T(upper), T(n_pairs), T(eps), i64, types.Tuple([JobType(argtypes) for _, argtypes in helpers]))),
                 helpers[1],
+                (_selections, (i64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order), T(f_in), T(fid), T(fdata),
+                               T(self.block_f), T(self.block_i), T(self.block_nan))),
                 (_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64)),
                 helpers[0])
-            self._jobs = (f_in.dtype, (candidates, ranks, (mask_words, dense)))
+            self._jobs = (f_in.dtype, (candidates, selections, ranks, (mask_words, dense)))
         return self._jobs[1]
 
 
