@@ -21,6 +21,8 @@ from heuriscale.engine import Runner, set_cpu_threads
 from heuriscale.problems import get_problem
 
 CONFIGS = {  # name: (algorithm, problem, dim, population, dtype)
+    "pso 65,536 x 2 euclidean (paper 001)": ("pso", "euclidean", 2, 65536, "float32"),
+    "pso 32 x 2 sphere": ("pso", "sphere", 2, 32, "float64"),
     "fep 100 x 30 rastrigin": ("fep", "rastrigin", 30, 100, "float32"),
     "fep 6,400 x 32 f5 (paper 004)": ("fep", "fep-f5", None, 6400, "float32"),
     "fep 32 x 2 sphere": ("fep", "sphere", 2, 32, "float64"),
@@ -29,6 +31,7 @@ CONFIGS = {  # name: (algorithm, problem, dim, population, dtype)
     "apo 32 x 2 sphere": ("apo", "sphere", 2, 32, "float64"),
     "lshade 100 x 30 rastrigin": ("lshade", "rastrigin", 30, 100, "float32"),
     "jso 100 x 30 rastrigin": ("jso", "rastrigin", 30, 100, "float32"),
+    "lshade 540 x 30 rastrigin (its default)": ("lshade", "rastrigin", 30, 540, "float64"),
 }
 
 

@@ -44,6 +44,19 @@ def test_auto_on_the_cpu_says_why():
     assert profiled.extra["engine"] == "eager" and "profile=True" in profiled.extra["engine_reason"]
 
 
+def test_a_short_time_limit_counts_only_this_algorithms_kernels_as_loaded(monkeypatch):
+    from heuriscale.engine import kernels
+
+    runner = Runner("rastrigin", hs.PSO(pop_size=50), dim=10, seed=0, device="cpu")
+    # another algorithm's kernels in this process say nothing of PSO's in the disk cache
+    monkeypatch.setattr(kernels, "native_loaded", {"NativeAPO", "NativeFEP"})
+    other = auto.choose(runner, float("inf"), time_limit=0.3)
+    assert other.engine == "eager" and "a time limit of 300 ms is short" in other.reason
+    monkeypatch.setattr(kernels, "native_loaded", {"NativePSO"})
+    assert auto.choose(runner, float("inf"), time_limit=0.3).engine == "native"
+    assert auto.choose(runner, float("inf"), time_limit=0.1).engine == "eager"  # 4 x 0.05 s > 0.1 s
+
+
 def test_timing_an_eager_step_leaves_the_runs_untouched():
     apo = hs.get_algorithm("apo", pop_size=20, max_iters=30)
     plain = Runner("rastrigin", apo, dim=5, runs=3, seed=4, device="cpu")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .kernels import cpu_engines, native_loaded, why_not_fused, why_not_native, why_not_picked
+from .kernels import cpu_engines, native_in_process, why_not_fused, why_not_native, why_not_picked
 
 #: The engines a run set can step with.
 ENGINES = ("auto", "eager", "graph", "compiled", "fused", "native")
@@ -46,9 +46,12 @@ STEP_FRACTION = {"fused": 0.25, "compiled": 0.6, "native": 0.5, "fused_host": 0.
 #: Firefly at the papers' sizes; compiled 11.2-13.1 s for APO at D = 1,000, inductor's
 #: caches notwithstanding).
 BUILD_WARM = {"fused": 0.7, "compiled": 11.0}
-#: Seconds the native CPU kernels' setup takes with a warm disk cache: importing Numba and
-#: loading the first kernels of a process (0.38-0.6 s measured on a 2-core machine), then
-#: about 0.015 s for another dtype or algorithm.
+#: Seconds the native CPU kernels' setup takes: importing Numba and loading the first kernels
+#: of a process from a warm disk cache (0.38-0.6 s measured on a 2-core machine); "more":
+#: once this process has loaded the algorithm's kernels, about 0.015 s for another dtype or
+#: objective. Another algorithm's kernels count as "first": they loaded in 0.012-0.035 s from
+#: a warm cache (2-core machine), but a cold one compiles them for seconds, and a short time
+#: limit must not be spent on that (native_in_process).
 NATIVE_SETUP = {"first": 0.6, "more": 0.05}
 
 
@@ -173,7 +176,7 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
     reason = why_not_native(runner.algorithm, runner.problem, runner.device)
     if reason is not None:
         return Choice("eager", reason)
-    setup = NATIVE_SETUP["more" if native_loaded else "first"]
+    setup = NATIVE_SETUP["more" if native_in_process(runner.algorithm) else "first"]
     if time_limit is not None and time_limit < 4 * setup:
         return Choice("eager", f"a time limit of {_seconds(time_limit)} is short next to loading the native kernels "
                                f"(~{_seconds(setup)})")

@@ -35,9 +35,17 @@ import torch
 from ...triton_ahead import interpreted  # noqa: F401 (the kernels' modules import it from here)
 
 #: Names of the native iterations whose kernels this process has compiled or loaded already
-#: (what `auto` weighs: the first load in a process costs more than the next).
+#: (what `auto` weighs: see `native_in_process`).
 native_loaded: set[str] = set()
 
+
+def native_in_process(algorithm) -> bool:
+    """Whether this process has loaded `algorithm`'s native kernels already (for one dtype or
+    objective at least): then another run of it loads in about 0.015 s. A kernel it has not
+    loaded may be missing from the disk cache (a new machine, or an edited kernel) and then
+    compiles for seconds, which `auto` cannot know without loading it."""
+    found = _module(algorithm, "cpu")
+    return found is not None and found[1].ITERATION.__name__ in native_loaded
 
 
 def declared(algorithm, device_type: str):

@@ -269,9 +269,13 @@ class NativeIteration:
             self._scratch = {key: (np.empty((groups, 3, width), dtype), np.empty((groups, BLOCK_ROWS)))}
         return self._scratch[key]
 
+    def parallel(self) -> bool:
+        """Whether one iteration's work repays spreading it over the threads set."""
+        return self.work() >= PARALLEL_MIN and threads() > 1
+
     def kernel(self, compiled):
         """The serial or the parallel build, by the work of one iteration and the threads set."""
-        return compiled.parallel if self.work() >= PARALLEL_MIN and threads() > 1 else compiled.serial
+        return compiled.parallel if self.parallel() else compiled.serial
 
     def warm_up(self, s, best_x, hit, it, best_f) -> float:
         """Compile (or load from the disk cache) the kernels this run set calls, by calling

@@ -25,19 +25,20 @@ compiled once, for both builds, and the kernels around it are small.
 The arguments' types at the call must be the job's exactly (checked when the kernel, or a
 job that calls it, compiles; a forked process drops the error, and this process raises it when
 it compiles that job at the kernel's first call), so a job built for other types is a compile
-error, never a wrong call. A call
-costs from 35 ns (20 arrays, measured) to a few hundred (the job counts references to the
-arrays it uses), against microseconds of work per job: FEP and APO at 32 x 2 ran no slower
-than with their loops' bodies in the kernels. PSO's, PRS's and Firefly's kernels keep theirs:
-their serial builds would call the body too, and at 32 particles PSO's iteration took 0.67
-us that way against 0.51 (measured; their parallel builds would be 1.1 s shorter).
+error, never a wrong call. A call costs from 35 ns (20 arrays, measured) to a few hundred
+(the job counts references to the arrays it uses), against microseconds of work per job:
+FEP and APO at 32 x 2 ran no slower than with their loops' bodies in the kernels. PSO's,
+PRS's and Firefly's kernels keep theirs: their serial builds would call the body too, and at
+32 particles PSO's iteration took 0.67 us that way against 0.51 (measured; their parallel
+builds would be 1.1 s shorter).
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
-(one per thread the native kernels use, at most one per job), while this process compiles the kernel that calls them
-(issue 30: FEP's and APO's first native runs, docs/benchmarks.md). A job may call other jobs
-(their CompiledJobs passed in as arguments, e.g. a tuple `helpers`): FEP's offspring job calls
-its draws and values that way, APO's candidates their mask and dense moves, so that on a new
+(one per thread the native kernels use but one, at most one per job), while this process compiles
+the kernel that calls them (issue 30: FEP's and APO's first native runs, docs/benchmarks.md).
+A job may call other jobs (their CompiledJobs passed in as arguments, e.g. a tuple
+`helpers`): FEP's offspring job calls its draws and values that way, APO's candidates their
+mask and dense moves, L-SHADE's blocks their parameters, draws and selection, so that on a new
 machine each part compiles in a process of its own, not one after another in its caller's.
 A call costs nothing next to a pass or block of work; per row, it can (APO's `_candidate`
 stays inlined for that reason; it calls `_dense` and `_mask_words` per row only where rows have
@@ -53,8 +54,9 @@ import time
 import warnings
 
 import numba
+import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import njit, prange, types
 from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
@@ -101,10 +103,9 @@ def compiled_jobs(*specs) -> tuple[CompiledJob, ...]:
     at the kernel's first call it compiles what is left of the jobs, from the back of the list
     (the forked ones take them from the front: list the longest first), waits for the others
     and loads what they built."""
-    missing = [spec for spec in specs if not _loaded(*spec)]
-    building = _Build.start(missing) if len(missing) > 1 else None  # (None: each compiled here, now)
-    return tuple(CompiledJob(fn, argtypes, building if (fn, argtypes) in missing else None)
-                 for fn, argtypes in specs)
+    missing = [not _loaded(*spec) for spec in specs]
+    building = _Build.start([s for s, m in zip(specs, missing) if m]) if any(missing) else None  # (None: here, now)
+    return tuple(CompiledJob(fn, argtypes, building if m else None) for (fn, argtypes), m in zip(specs, missing))
 
 
 def _loaded(fn, argtypes) -> bool:
@@ -130,9 +131,10 @@ FORKED_TIMEOUT = 120.0
 
 
 class _Build:
-    """Jobs compiled by min(threads, jobs) processes (the threads set for the native kernels):
-    forked ones, started here, and this one, in `finish`; they take the jobs from the two ends
-    of one list. A forked process only compiles (it runs neither torch nor a parallel region,
+    """Jobs compiled by min(threads - 1, jobs) processes forked here (the threads set for the
+    native kernels), while this one compiles the kernel that calls them, and by this one in
+    `finish`; they take the jobs from the two ends of one list (one job alone is forked too:
+    PSO's parallel build has one, and compiles its kernel meanwhile). A forked process only compiles (it runs neither torch nor a parallel region,
     and ends by os._exit). Whatever a forked process did not write to the disk cache (it
     failed, was killed, or took longer than FORKED_TIMEOUT) this process compiles in its usual
     way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
@@ -144,7 +146,7 @@ class _Build:
 
     @classmethod
     def start(cls, specs: list) -> _Build | None:
-        others = min(numba.get_num_threads(), len(specs)) - 1
+        others = min(numba.get_num_threads() - 1, len(specs))
         if others < 1 or not sys.platform.startswith("linux"):
             return None
         context, build = multiprocessing.get_context("fork"), None
@@ -265,6 +267,16 @@ def call_job(typingctx, handle, *args):
         return context.get_dummy_value()
 
     return types.none(handle, star), codegen
+
+
+@njit(cache=True, parallel=True)
+def spread(groups, handle, packed):
+    """call_job(handle, grp, packed) for grp in 0..groups, over the threads set: the one parallel
+    loop of a kernel that is otherwise serial (PSO's). A small function for Numba's parallel
+    passes, which take time for every array of the function they compile; packed: the job's
+    other arguments, one tuple."""
+    for grp in prange(groups):
+        call_job(handle, np.int64(grp), packed)
 
 
 def inner(fn=None, **options):

@@ -16,10 +16,13 @@ distribution. One iteration:
 
 Parts 1 and 2 are jobs (`cpu_jobs.py`): compiled once for the serial and the parallel build,
 and called through their addresses (the parallel build took 13.2 s where the serial one
-took 6.2, compiling and optimising part 2 again in each loop; issue 30). Part 2 is two jobs,
-a block's candidates and then their values and selection, and the candidates call the mask's
-draws and the dense move as jobs too: on a new machine each compiles in a process of its own
-(the candidates' job, with everything in it, was the longest compile: 2.2 s of 4.4).
+took 6.2, compiling and optimising part 2 again in each loop; issue 30). Part 2's job, a
+block's candidates, calls the values and selection as a job of their own after each chunk of
+about SELECT_BYTES of candidates (still in L1; at D = 30 a chunk is a whole slice of ranks),
+and the mask's draws and the dense move as jobs too: on a new machine each compiles in a
+process of its own (the candidates' job, with everything in it, was the longest compile:
+2.2 s of 4.4). Selecting after each chunk rather than after the whole block kept the steps
+at 1,000 x 1,000 as fast as one job doing both row by row (measured, docs/benchmarks.md).
 
 Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
 selection's copy into the other buffer is the sort. The two buffers swap roles after each
@@ -61,6 +64,8 @@ KINDS = 8  # stream = kind + KINDS * block
 DENSE_DIM = 96
 SCALARS, PAIRS, MASK, DORMANT, RUN, RANKS = range(6)
 _LOW = np.uint64(0xFFFFFFFF)
+#: Candidates made between two calls of the selection (`_candidates`): what L1 holds of them.
+SELECT_BYTES = 16_384
 
 
 @njit(cache=True, inline="always")
@@ -256,44 +261,55 @@ def _ranks(run, step, fa, order, renew, rank_perm, rank_jumps, pf_max, key):
 
 
 @job
-def _candidates(job, blocks, step, progress, swing, xa, fa, cand, order, renew, kinds, scratch, lower, upper, n_pairs,
-                eps, key, helpers):
+def _candidates(job, blocks, step, move, select, progress, swing, xa, fa, cand, order, renew, kinds, scratch, lower,
+                upper, n_pairs, eps, key, helpers, selecting, selection):
     """Block `job`: the candidates of a low and a high slice of ranks of run job // blocks
-    (the masks grow with the rank). scratch: the jobs' Fisher-Yates and pair buffers
-    (NativeAPO.scratch); helpers: `_candidate`'s."""
+    (the masks grow with the rank), then after each chunk of them (SELECT_BYTES) their values
+    and the selection (the job `selection`, `_selections`). scratch: the jobs' Fisher-Yates
+    and pair buffers (NativeAPO.scratch); helpers: `_candidate`'s; selecting: (xb, fb, f_in,
+    fid, fdata, block_f, block_i, block_nan)."""
     perm, jumps, words, masked, values, pulls, pair_rows, pair_w = scratch
-    pop = fa.shape[1]
+    xb, fb, f_in, fid, fdata, block_f, block_i, block_nan = selecting
+    pop, dim = fa.shape[1], cand.shape[2]
     half = -(-pop // (2 * blocks))  # ranks per slice: each job takes slices b and 2 blocks - 1 - b
+    chunk = max(1, SELECT_BYTES // (dim * cand.itemsize))
     run, b = job // blocks, job % blocks
+    if select:
+        block_f[run, b], block_i[run, b], block_nan[run, b] = np.inf, b * half, 0
     for part in (b, 2 * blocks - 1 - b):
-        for r in range(part * half, min(pop, (part + 1) * half)):
-            kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, run * pop + r, renew[run, r],
-                                       lower, upper, n_pairs, progress, swing, eps, perm[job], jumps[job],
-                                       words[job, 0], words[job, 1], masked[job], values[job], pulls[job],
-                                       pair_rows[job], pair_w[job], key, step, helpers)
+        end = min(pop, (part + 1) * half)
+        for r0 in range(part * half, end, chunk):
+            r1 = min(end, r0 + chunk)
+            if move:
+                for r in range(r0, r1):
+                    kinds[run, r] = _candidate(cand[run, r], xa[run], fa[run], order[run], r, run * pop + r,
+                                               renew[run, r], lower, upper, n_pairs, progress, swing, eps, perm[job],
+                                               jumps[job], words[job, 0], words[job, 1], masked[job], values[job],
+                                               pulls[job], pair_rows[job], pair_w[job], key, step, helpers)
+            if select:
+                call_job(selection, run, b, r0, r1, xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i,
+                         block_nan)
 
 
 @job
-def _selections(job, xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i, block_nan):
-    """Block `job` (the ranks of `_candidates`' job): the candidates' values and the greedy
-    selection into xb, fb; the block's best and NaN count."""
-    pop, blocks = fa.shape[1], block_f.shape[1]
-    half = -(-pop // (2 * blocks))
-    run, b = job // blocks, job % blocks
-    best, best_i, nans = np.inf, b * half, 0
-    for part in (b, 2 * blocks - 1 - b):
-        for r in range(part * half, min(pop, (part + 1) * half)):
-            value, nan = new_value(fid, fdata, cand[run, r], f_in, run * pop + r)
-            nans += nan
-            parent = order[run, r]
-            fb[run, r] = value  # compared in the run's dtype, as eager does
-            if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
-                copy_into(xb[run, r], cand[run, r])
-            else:
-                fb[run, r] = fa[run, parent]
-                copy_into(xb[run, r], xa[run, parent])
-            if fb[run, r] < best:
-                best, best_i = fb[run, r], r
+def _selections(run, b, r0, r1, xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i, block_nan):
+    """Ranks r0..r1 of run `run` (a chunk of block b's): the candidates' values and the greedy
+    selection into xb, fb; block b's best and NaN count so far (rows in rank order, as one
+    pass over the block would take them)."""
+    pop = fa.shape[1]
+    best, best_i, nans = block_f[run, b], block_i[run, b], block_nan[run, b]
+    for r in range(r0, r1):
+        value, nan = new_value(fid, fdata, cand[run, r], f_in, run * pop + r)
+        nans += nan
+        parent = order[run, r]
+        fb[run, r] = value  # compared in the run's dtype, as eager does
+        if fb[run, r] < fa[run, parent]:  # greedy: strictly better replaces
+            copy_into(xb[run, r], cand[run, r])
+        else:
+            fb[run, r] = fa[run, parent]
+            copy_into(xb[run, r], xa[run, parent])
+        if fb[run, r] < best:
+            best, best_i = fb[run, r], r
     block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
 
 
@@ -311,13 +327,10 @@ def _steps(xa, fa, xb, fb, t, cand, order, renew, kinds, scratch, rank_perm, ran
         if move:
             for run in prange(runs):
                 call_job(rank_job, np.int64(run), step, fa, order, renew, rank_perm, rank_jumps, pf_max, key)
-        for job in prange(runs * blocks):  # a block's candidates, then their values and the selection
-            if move:
-                call_job(candidate_job, np.int64(job), np.int64(blocks), step, progress, swing, xa, fa, cand, order,
-                         renew, kinds, scratch, lower, upper, n_pairs, eps, key, helpers)
-            if select:
-                call_job(selection_job, np.int64(job), xa, fa, xb, fb, cand, order, f_in, fid, fdata, block_f, block_i,
-                         block_nan)
+        selecting = (xb, fb, f_in, fid, fdata, block_f, block_i, block_nan)
+        for job in prange(runs * blocks):  # a block's candidates, their values and the selection
+            call_job(candidate_job, np.int64(job), np.int64(blocks), step, move, select, progress, swing, xa, fa, cand,
+                     order, renew, kinds, scratch, lower, upper, n_pairs, eps, key, helpers, selecting, selection_job)
         if move:
             it[0] += 1
             t[0] += 1
@@ -395,13 +408,17 @@ class NativeAPO(NativeIteration):
                 (_dense, (x_row, T(xa[0]), x_row, x_row, T(self.perm[0]), i64, T(self.masked[0]), T(self.values[0]),
                           T(self.pulls[0]), T(self.pair_rows[0]), T(self.pair_w[0]), T(n_pairs), T(lower), T(upper),
                           i64, f64, f64, f64, f64)))
+            block_books = (T(self.block_f), T(self.block_i), T(self.block_nan))
+            selection = (_selections, (i64, i64, i64, i64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order), T(f_in),
+                                       T(fid), T(fdata), *block_books))
             candidates, dense, selections, ranks, mask_words = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_candidates, (
-                    i64, i64, i64, f64, f64, T(xa), T(fa), T(cand), T(order), T(renew), T(kinds), T(scratch), T(lower),
-                    T(upper), T(n_pairs), T(eps), i64, types.Tuple([JobType(argtypes) for _, argtypes in helpers]))),
+                    i64, i64, i64, types.boolean, types.boolean, f64, f64, T(xa), T(fa), T(cand), T(order), T(renew),
+                    T(kinds), T(scratch), T(lower), T(upper), T(n_pairs), T(eps), i64,
+                    types.Tuple([JobType(argtypes) for _, argtypes in helpers]),
+                    types.Tuple([T(xa), T(fa), T(f_in), T(fid), T(fdata), *block_books]), JobType(selection[1]))),
                 helpers[1],
-                (_selections, (i64, T(xa), T(fa), T(xa), T(fa), T(cand), T(order), T(f_in), T(fid), T(fdata),
-                               T(self.block_f), T(self.block_i), T(self.block_nan))),
+                selection,
                 (_ranks, (i64, i64, T(fa), T(order), T(renew), T(rank_perm), T(rank_jumps), T(pf_max), i64)),
                 helpers[0])
             self._jobs = (f_in.dtype, (candidates, selections, ranks, (mask_words, dense)))

@@ -375,9 +375,8 @@ def _generations(xa, etaa, fa, xb, etab, fb, cx, ceta, cf, union_f, wins, keep, 
                  fast, half, steps, move, select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
                  block_nan, nan_evals, counter, key, jobs):
     """`steps` generations; the parents are in buffers a (x, eta, f), or in b after an odd
-    number of selections. `jobs`: the parallel loops' CompiledJobs and the
-    offspring's helpers (NativeFEP.jobs).
-    Returns the number of selections."""
+    number of selections. `jobs`: the parallel loops' CompiledJobs and the offspring's
+    helpers (NativeFEP.jobs). Returns the number of selections."""
     runs, pop, dim = xa.shape
     blocks = block_nan.shape[1]
     union_blocks = (2 * pop + BLOCK_ROWS - 1) // BLOCK_ROWS

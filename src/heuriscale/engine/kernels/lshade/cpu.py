@@ -45,7 +45,7 @@ from ....algorithms.jso import JSO
 from ....algorithms.lshade import LSHADE
 from ..cpu_common import (BLOCK_ROWS, NativeIteration, as_written, copy_into, kernel, reduce_blocks, stable_order,
                           track_best)
-from ..cpu_jobs import call_job, compiled_jobs, inner, job
+from ..cpu_jobs import JobType, call_job, compiled_jobs, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words, uniform
 from ..de.cpu import CROSS, INDEX, cross_and_repair, draw_quads, pbest_places, reservoir
@@ -103,11 +103,33 @@ def _parameters(m_f, m_cr, H, jso, progress, row, given, key, step, tiny):
     return F, CR, Fw
 
 
+@job
+def _block_parameters(run, p0, rows, m_f, m_cr, Fs, CRs, fws, given_params, nfe, settings, key, step, limits):
+    """F_i and CR_i (into Fs, CRs) and F_w (into fws[i - p0]) of rows p0..p0 + rows of `run`."""
+    H, max_evals, jso = settings[0], settings[2], settings[6]
+    progress = nfe[run] / max_evals  # float64, as the C code
+    pop = Fs.shape[1]
+    hooked = given_params.shape[2] > 0
+    for i in range(p0, p0 + rows):
+        params = given_params[run, i] if hooked else given_params[0, 0]  # (the placeholder's: empty)
+        F, CR, Fw = _parameters(m_f[run], m_cr[run], H, jso, progress, run * pop + i, params, key, step, limits[0])
+        Fs[run, i], CRs[run, i], fws[i - p0] = F, CR, Fw
+
+
 @njit(cache=True, inline="always")
-def _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, run, p0, rows, settings, lower, upper,
-            given_index, given_params, given_cross, key, step, quads, fid, fdata, select, cross, mutant, vals, limits):
-    """Part 1 for alive rows p0..p0 + rows of `run`."""
-    H, p, max_evals, jso = settings[0], settings[1], settings[2], settings[6]
+def _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, run, p0, rows, settings, box, hooks,
+            key, step, quads, fid, fdata, select, rows_scratch, vals, limits, helpers):
+    """Part 1 for alive rows p0..p0 + rows of `run` (box, hooks: see `_blocks`; rows_scratch:
+    the group's rows for the crossover's numbers, the mutant and F_w). `helpers`: the
+    CompiledJobs of `_block_parameters` and `draw_quads`, jobs of their own so that on a new
+    machine they compile in processes of their own, not inside this one's job (one call each
+    per block)."""
+    lower, upper = box
+    given_index, given_params, given_cross = hooks
+    cross, mutant, fws = rows_scratch
+    parameters, draw = helpers[0], helpers[1]
+    T = m_f.dtype.type
+    p, max_evals, jso = settings[1], settings[2], settings[6]
     pop = Fs.shape[1]
     dim = lower.shape[0]
     alive = n[run]
@@ -119,12 +141,13 @@ def _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, r
     if hooked:
         copy_into(cross[:rows * dim], given_cross[run, p0 * dim:(p0 + rows) * dim])
     else:
-        draw_quads(cross, key, (run * pop + p0) * quads, quads, rows, dim, step, np.int64(CROSS))
+        call_job(draw, cross, key, np.int64((run * pop + p0) * quads), np.int64(quads), np.int64(rows), np.int64(dim),
+                 step, np.int64(CROSS))
+    call_job(parameters, np.int64(run), np.int64(p0), np.int64(rows), m_f, m_cr, Fs, CRs, fws, given_params, nfe,
+             settings, key, step, limits)
     for i in range(p0, p0 + rows):
         row = run * pop + i
-        params = given_params[run, i] if hooked else given_params[0, 0]  # (the placeholder's: empty)
-        F, CR, Fw = _parameters(m_f[run], m_cr[run], H, jso, progress, row, params, key, step, limits[0])
-        Fs[run, i], CRs[run, i] = F, CR
+        F, CR, Fw = T(Fs[run, i]), T(CRs[run, i]), T(fws[i - p0])  # (stored in a dtype that holds them exactly)
         if hooked:
             u0, u1, u2 = given_index[run, i, 0], given_index[run, i, 1], given_index[run, i, 2]
             jrand = np.int64(given_index[run, i, 3])
@@ -147,8 +170,8 @@ def _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, r
             trial_f[run, p0 + i] = vals[i]
 
 
-# -- a block's selection, inlined into its job -------------------------------------------------
-@njit(cache=True, inline="always")
+# -- a block's selection, a job that its block's job calls -------------------------------------
+@job
 def _select(f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f, block_i, block_nan, sums, limits,
             run, b):
     """Part 2 for the alive rows of block b of `run` (it writes neither x nor f: the new
@@ -180,14 +203,14 @@ def _select(f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f
 
 # -- the parallel loops' work, job by job: compiled once for both builds (see cpu_jobs.py) -------
 @job
-def _blocks(grp, x, f, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, lower, upper, hooks, fdata,
-            scratch, values, limits, settings, key, step, quads, fid, move, select, selecting):
+def _blocks(grp, x, f, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, box, hooks, fdata, scratch,
+            values, limits, settings, key, step, quads, fid, move, select, selecting, helpers):
     """Parts 1 (move) and 2 (select) for group `grp` of blocks (each group has its scratch),
-    block by block: part 2 reads only the block's own trials. hooks: (given_index,
-    given_params, given_cross); selecting: (f_in, new_f, replaced, success, sums, block_f,
-    block_i, block_nan)."""
-    given_index, given_params, given_cross = hooks
+    block by block: part 2 reads only the block's own trials. box: (lower, upper); hooks:
+    (given_index, given_params, given_cross); selecting: (f_in, new_f, replaced, success,
+    sums, block_f, block_i, block_nan); helpers: `_trials`' two and `_select`."""
     f_in, new_f, replaced, success, sums, block_f, block_i, block_nan = selecting
+    selection = helpers[2]
     runs, pop = Fs.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
@@ -196,19 +219,20 @@ def _blocks(grp, x, f, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, n
         p0 = b * BLOCK_ROWS
         rows = min(n[run], p0 + BLOCK_ROWS) - p0
         if move and rows > 0:
-            _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, run, p0, rows, settings, lower,
-                    upper, given_index, given_params, given_cross, key, step, quads, fid, fdata, select,
-                    scratch[grp, 0], scratch[grp, 1], values[grp], limits)
+            _trials(x, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, run, p0, rows, settings, box,
+                    hooks, key, step, quads, fid, fdata, select, (scratch[grp, 0], scratch[grp, 1], scratch[grp, 2]),
+                    values[grp], limits, helpers)
         if select:
-            _select(f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f, block_i, block_nan, sums,
-                    limits, run, b)
+            call_job(selection, f, trial_f, f_in, fid, Fs, CRs, new_f, replaced, success, n, block_f, block_i,
+                     block_nan, sums, limits, run, b)
 
 
 @job
 def _close(run, k, x, trial, new_f, success, m_f, m_cr, slot, nfe, n, prev_n, archive, archive_n, order, spare,
-           sort_key, sums, settings, key, step, books):
+           sort_key, sums, settings, key, step, books, archiving):
     """Part 3 for `run`: bookkeeping, memory, population size, order, archive. `books`: the
-    engine's bookkeeping arrays (best_x ... nan_evals, as `common_args` gives them)."""
+    engine's bookkeeping arrays (best_x ... nan_evals, as `common_args` gives them);
+    `archiving`: `_archive`'s CompiledJob."""
     H, max_evals, pop_size, final_pop, arc_rate, jso = settings[0], settings[2], settings[3], settings[4], \
         settings[5], settings[6]
     best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals = books
@@ -242,6 +266,14 @@ def _close(run, k, x, trial, new_f, success, m_f, m_cr, slot, nfe, n, prev_n, ar
         sort_key[run, p] = new_f[run, p] if p < alive else np.inf
     stable_order(sort_key[run], order[run], spare[run])
     capacity = min(np.int64(arc_rate * np.float64(n[run])), archive.shape[1])  # the code's (int) truncation
+    call_job(archiving, run, capacity, alive, archive, archive_n, x, success, key, step)
+
+
+@job
+def _archive(run, capacity, alive, archive, archive_n, x, success, key, step):
+    """The archive of `run` after a generation (a job of its own, called by `_close`: on a new
+    machine it compiles in a process of its own)."""
+    dim = x.shape[1] // success.shape[1]
     archive_n[run] = reservoir(archive, archive_n[run], run, capacity, x[run, :alive * dim], success[run, :alive], key,
                                step)
 
@@ -271,7 +303,8 @@ def _generations(xa, fa, xb, fb, archive, archive_n, m_cr, m_f, slot, nfe, n, pr
     number of selections."""
     runs, pop = fa.shape
     blocks = block_f.shape[1]
-    parts, closing, gathering = jobs
+    parts, closing, gathering, helpers, archiving = jobs
+    box = (lower, upper)
     books = (best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals)
     hooks = (given_index, given_params, given_cross)
     selecting = (f_in, new_f, replaced, success, sums, block_f, block_i, block_nan)
@@ -280,16 +313,16 @@ def _generations(xa, fa, xb, fb, archive, archive_n, m_cr, m_f, slot, nfe, n, pr
         step = counter[0]
         x, f, ox, of = (xa, fa, xb, fb) if flips % 2 == 0 else (xb, fb, xa, fa)
         for grp in prange(values.shape[0]):  # (1) the trials of alive rows, (2) their replacement, by groups of blocks
-            call_job(parts, np.int64(grp), x, f, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, lower,
-                     upper, hooks, fdata, scratch, values, limits, settings, key, step, quads, fid, move, select,
-                     selecting)
+            call_job(parts, np.int64(grp), x, f, trial, trial_f, Fs, CRs, archive, archive_n, m_f, m_cr, nfe, n, box,
+                     hooks, fdata, scratch, values, limits, settings, key, step, quads, fid, move, select, selecting,
+                     helpers)
         if move:
             it[0] += 1
         if not select:
             continue
         for run in prange(runs):  # (3) bookkeeping, memory, population size, order, archive
             call_job(closing, np.int64(run), np.int64(k), x, trial, new_f, success, m_f, m_cr, slot, nfe, n, prev_n,
-                     archive, archive_n, order, spare, sort_key, sums, settings, key, step, books)
+                     archive, archive_n, order, spare, sort_key, sums, settings, key, step, books, archiving)
         for job in prange(runs * blocks):  # (4) the sorted population into the other buffers
             call_job(gathering, np.int64(job), x, trial, new_f, replaced, order, n, prev_n, ox, of)
         counter[0] += 1
@@ -376,16 +409,29 @@ class NativeSHADE(NativeIteration):
             t, i64, flag = typeof, types.int64, types.boolean
             x_t, f_t, ints = t(xa), t(fa), t(n)
             books = t((best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals))
-            self._jobs = (depends, compiled_jobs(
+            row = types.Array(t(scratch).dtype, 1, "C")  # a group's scratch row
+            helpers = ((_block_parameters, (i64, i64, i64, t(m_f), t(m_f), t(Fs), t(Fs), row, t(given_params), ints,
+                                            t(settings), i64, i64, t(limits))),
+                       (draw_quads, (row, i64, i64, i64, i64, i64, i64, i64)),
+                       (_select, (f_t, t(trial_f), t(f_in), i64, t(Fs), t(Fs), t(new_f), t(replaced), t(success), ints,
+                                  t(block_f), t(block_i), t(block_nan), t(sums), t(limits), i64, i64)))
+            helpers_t = types.Tuple([JobType(argtypes) for _, argtypes in helpers])
+            archive_spec = (_archive, (i64, i64, i64, t(archive), ints, x_t, t(success), i64, i64))
+            blocks, closing, parameters, archiving, selection, gathering, draw = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_blocks, (
                     i64, x_t, f_t, x_t, t(trial_f), t(Fs), t(Fs), t(archive), ints, t(m_f), t(m_f), ints, ints,
-                    t(lower), t(upper), t((given_index, given_params, given_cross)), t(fdata), t(scratch), t(values),
+                    t((lower, upper)), t((given_index, given_params, given_cross)), t(fdata), t(scratch), t(values),
                     t(limits), t(settings), i64, i64, i64, i64, flag, flag,
-                    t((f_in, new_f, replaced, success, sums, block_f, block_i, block_nan)))),
+                    t((f_in, new_f, replaced, success, sums, block_f, block_i, block_nan)), helpers_t)),
                 (_close, (i64, i64, x_t, x_t, t(new_f), t(success), t(m_f), t(m_cr), ints, ints, ints,
                           t(prev_n), t(archive), ints, t(order), t(spare), t(sort_key), t(sums), t(settings),
-                          i64, i64, books)),
-                (_gather, (i64, x_t, x_t, t(new_f), t(replaced), t(order), ints, t(prev_n), x_t, f_t))))
+                          i64, i64, books, JobType(archive_spec[1]))),
+                helpers[0],
+                archive_spec,
+                helpers[2],
+                (_gather, (i64, x_t, x_t, t(new_f), t(replaced), t(order), ints, t(prev_n), x_t, f_t)),
+                helpers[1])
+            self._jobs = (depends, (blocks, closing, gathering, (parameters, draw, selection), archiving))
         return self._jobs[1]
 
 
