@@ -21,8 +21,9 @@ block's candidates, calls the values and selection as a job of their own after e
 about SELECT_BYTES of candidates (still in L1; at D = 30 a chunk is a whole slice of ranks),
 and the mask's draws and the dense move as jobs too: on a new machine each compiles in a
 process of its own (the candidates' job, with everything in it, was the longest compile:
-2.2 s of 4.4). Selecting after each chunk rather than after the whole block kept the steps
-at 1,000 x 1,000 as fast as one job doing both row by row (measured, docs/benchmarks.md).
+2.2 s of 4.4). A selection after the whole block rather than after each chunk evaluated its
+candidates out of L1: at 1,000 x 1,000 on 16 threads, 825-932 us a step per chunk against
+852-945 us per block (Xeon, docs/benchmarks.md, fifth pass).
 
 Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
 selection's copy into the other buffer is the sort. The two buffers swap roles after each
