@@ -28,9 +28,9 @@ it compiles that job at the kernel's first call), so a job built for other types
 error, never a wrong call. A call costs from 35 ns (20 arrays, measured) to a few hundred
 (the job counts references to the arrays it uses), against microseconds of work per job:
 FEP and APO at 32 x 2 ran no slower than with their loops' bodies in the kernels. PSO's,
-PRS's and Firefly's kernels keep theirs: their serial builds would call the body too, and at
-32 particles PSO's iteration took 0.67 us that way against 0.51 (measured; their parallel
-builds would be 1.1 s shorter).
+PRS's and Firefly's serial kernels keep theirs: at 32 particles PSO's iteration took 0.67 us
+calling its body as a job against 0.51. PSO's iterations over several threads call it as a
+job through `spread`, a small parallel loop, so that the body compiles beside the kernel.
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
@@ -134,8 +134,8 @@ class _Build:
     """Jobs compiled by min(threads - 1, jobs) processes forked here (the threads set for the
     native kernels), while this one compiles the kernel that calls them, and by this one in
     `finish`; they take the jobs from the two ends of one list (one job alone is forked too:
-    PSO's parallel build has one, and compiles its kernel meanwhile). A forked process only compiles (it runs neither torch nor a parallel region,
-    and ends by os._exit). Whatever a forked process did not write to the disk cache (it
+    PSO's parallel iterations have one). A forked process only compiles (it runs neither
+    torch nor a parallel region, and ends by os._exit). Whatever a forked process did not write to the disk cache (it
     failed, was killed, or took longer than FORKED_TIMEOUT) this process compiles in its usual
     way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
     missing on Windows), with one thread, or with no way to start a process (no /dev/shm for

@@ -53,8 +53,7 @@ def move(xs, vs, ps, g, r1, r2, lo, hi, vmax, w, c1, c2):
 def _group(grp, x, v, f, pbest_x, pbest_f, gbest_x, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half,
            scratch, values, move_, select, block_f, block_i, block_nan, key, step):
     """Group `grp` of blocks (each group has its scratch; none outlives a block): (2) and (3),
-    the values, the personal bests and each block's best. (No tuples of arrays: building one
-    counts references to each array, 0.3 us an iteration at 32 particles.)"""
+    the values, the personal bests and each block's best."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
@@ -122,9 +121,10 @@ def _close(x, dim, gbest_x, gbest_f, move_, select, best_x, best_f, hit, it, tar
 def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half,
            scratch, values, steps, move_, select, best_x, best_f, hit, it, target, has_target, record, block_f,
            block_i, block_nan, nan_evals, counter, key):
-    """`steps` iterations on one thread, each group's work inline: the same as `_group`'s, which
-    this kernel does not call (inlined, it took 0.75-0.82 us an iteration at 32 particles
-    against 0.60 written out here, EPYC; the cause was not found)."""
+    """`steps` iterations on one thread, each group's work and the close written out: the same
+    as `_group`'s and `_close`'s, which this kernel does not call (inlined or called, they took
+    0.71-0.82 us an iteration at 32 particles against 0.60-0.66 written out here, EPYC; the
+    cause was not found)."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
