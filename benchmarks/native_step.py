@@ -23,6 +23,12 @@ from heuriscale.problems import get_problem
 CONFIGS = {  # name: (algorithm, problem, dim, population, dtype)
     "pso 65,536 x 2 euclidean (paper 001)": ("pso", "euclidean", 2, 65536, "float32"),
     "pso 32 x 2 sphere": ("pso", "sphere", 2, 32, "float64"),
+    "prs 100 x 30 rastrigin (its default)": ("prs", "rastrigin", 30, 100, "float32"),
+    "prs 1,024 x 30 rastrigin": ("prs", "rastrigin", 30, 1024, "float32"),
+    "prs 32 x 2 sphere": ("prs", "sphere", 2, 32, "float64"),
+    "firefly 100 x 30 rastrigin (its default)": ("firefly", "rastrigin", 30, 100, "float32"),
+    "firefly 1,024 x 32 sphere": ("firefly", "sphere", 32, 1024, "float32"),
+    "firefly 32 x 2 sphere": ("firefly", "sphere", 2, 32, "float64"),
     "fep 100 x 30 rastrigin": ("fep", "rastrigin", 30, 100, "float32"),
     "fep 6,400 x 32 f5 (paper 004)": ("fep", "fep-f5", None, 6400, "float32"),
     "fep 32 x 2 sphere": ("fep", "sphere", 2, 32, "float64"),
@@ -32,6 +38,8 @@ CONFIGS = {  # name: (algorithm, problem, dim, population, dtype)
     "lshade 100 x 30 rastrigin": ("lshade", "rastrigin", 30, 100, "float32"),
     "jso 100 x 30 rastrigin": ("jso", "rastrigin", 30, 100, "float32"),
     "lshade 540 x 30 rastrigin (its default)": ("lshade", "rastrigin", 30, 540, "float64"),
+    "cmaes 14 x 30 rastrigin (its default)": ("cmaes", "rastrigin", 30, 14, "float32"),
+    "cmaes 64 x 100 rastrigin": ("cmaes", "rastrigin", 100, 64, "float64"),
 }
 
 

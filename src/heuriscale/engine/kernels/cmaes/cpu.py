@@ -44,7 +44,7 @@ from numba import prange, typeof, types
 
 from ....algorithms.cmaes import CMAES, TOL_CONDITION, TOL_FUN, TOL_X, TOL_X_UP, table1
 from ..cpu_common import NativeIteration, as_written, kernel, stable_order, track_best
-from ..cpu_jobs import call_job, compiled_jobs, inner, job
+from ..cpu_jobs import JobType, call_job, compiled_jobs, inner, job
 from ..cpu_objectives import block_values
 from ..cpu_random import UNIT32, row_words
 
@@ -169,26 +169,11 @@ def _restart_due(run, g_before, f, mean, sigma, C, p_c, best_hist, g, Bt, d, sig
 
 
 @job(error_model="numpy")
-def _update(run, k, state, buffers, given_mean, coef, weights, lower, upper, start, f_in, fid, key, step, books):
-    """Part 2 for `run`: values, bookkeeping, ranking, (41)-(47), history, restart. state:
-    CMAESState's arrays (x, f flat as the kernel keeps them); start: C0's diagonal, then sigma0."""
-    x, f, mean, sigma, C, p_sigma, p_c, g, best_hist, restarted = state
-    z, y, Bt, d, R, keys, order, spare, vals, vec = buffers
-    best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals = books
-    mu, c_m, c_s, d_s, c_c, c_1, c_mu, chi_n, mu_eff, restarts = coef
+def _rank(run, f, x, y, mean, sigma, C, keys, order, spare):
+    """The ranking of `run`'s samples into order[run] (i:lambda, i = 1..mu first): f(clipped) +
+    gamma |x - clipped|^2 (pycma's BoundPenalty, gamma from the interquartile range of f)."""
     lam, n = f.shape[1], mean.shape[1]
     T = mean.dtype.type
-    best, best_i, nans = np.inf, 0, 0
-    for i in range(lam):  # the values: NaN -> +inf, counted
-        value = vals[run, i] if fid else np.float64(f_in[run * lam + i])
-        if value != value:
-            value, nans = np.inf, nans + 1
-        f[run, i] = value
-        if f[run, i] < best:
-            best, best_i = f[run, i], i
-    nan_evals[run] += nans
-    track_best(run, best, x[run, best_i * n:(best_i + 1) * n], best_x, best_f, hit, it, target, has_target, record, k)
-
     s = sigma[run]
     stable_order(f[run], order[run], spare[run])  # the interquartile range of f, BoundPenalty's weight
     iqr = f[run, order[run, min(3 * (lam + 1) // 4, lam - 1)]] - f[run, order[run, (lam + 1) // 4]]
@@ -203,8 +188,16 @@ def _update(run, k, state, buffers, given_mean, coef, weights, lower, upper, sta
             u = mean[run, i] + s * y[run, j * n + i] - x[run, j * n + i]
             outside += u * u
         keys[run, j] = f[run, j] + (gamma * outside if outside > 0 else T(0.0))
-    stable_order(keys[run], order[run], spare[run])  # i:lambda, i = 1..mu first
+    stable_order(keys[run], order[run], spare[run])
 
+
+@job(error_model="numpy")
+def _adapt(run, mean, sigma, C, p_sigma, p_c, g, y, z, Bt, R, order, vec, coef, weights):
+    """(41)-(47) for `run`, its samples ranked in order[run]; C kept exactly symmetric."""
+    mu, c_m, c_s, d_s, c_c, c_1, c_mu, chi_n, mu_eff, restarts = coef
+    n = mean.shape[1]
+    T = mean.dtype.type
+    s = sigma[run]
     y_w, z_w, bz = vec[run, 0], vec[run, 1], vec[run, 2]
     for i in range(n):
         y_w[i], z_w[i], bz[i] = T(0.0), T(0.0), T(0.0)
@@ -249,52 +242,94 @@ def _update(run, k, state, buffers, given_mean, coef, weights, lower, upper, sta
             value = keep * C[run, i, j] + T(c_1) * (p_c[run, i] * p_c[run, j]) + T(c_mu) * Rr[i, j]
             C[run, i, j] = value
             C[run, j, i] = value
+
+
+@job(error_model="numpy")
+def _restart(run, g_before, f, mean, sigma, C, p_sigma, p_c, best_hist, g, restarted, Bt, d, given_mean, lower,
+             upper, start, key, step):
+    """Appendix B.3's restart of `run` where its criteria say so (`_restart_due`): a uniform
+    mean in the box (stream RESTART), sigma0, C0, empty paths and history."""
+    n = mean.shape[1]
+    T = mean.dtype.type
+    if not _restart_due(run, g_before, f, mean, sigma, C, p_c, best_hist, g, Bt, d, start[n]):
+        return
+    quads = (n + 3) // 4
+    for q in range(quads):
+        words = row_words(key, run * quads + q, 0, step, np.int64(RESTART))
+        for t in range(4):
+            i = 4 * q + t
+            if i < n:
+                u = given_mean[run, i] if given_mean.shape[0] else T(np.float64(words[t]) * UNIT32)
+                mean[run, i] = min(lower[i] + (upper[i] - lower[i]) * u, upper[i])
+    sigma[run] = start[n]
+    for i in range(n):
+        p_sigma[run, i], p_c[run, i] = T(0.0), T(0.0)
+        for j in range(n):
+            C[run, i, j] = start[i] if i == j else T(0.0)
+    for h in range(best_hist.shape[1]):
+        best_hist[run, h] = np.inf
+    g[run] = 0
+    restarted[run] += 1
+
+
+@job(error_model="numpy")
+def _update(run, k, state, buffers, given_mean, coef, weights, lower, upper, start, f_in, fid, key, step, books,
+            helpers):
+    """Part 2 for `run`: values, bookkeeping, then the ranking, (41)-(47), the history and the
+    restart, the first two and the last called as jobs (`helpers`: `_rank`'s, `_adapt`'s,
+    `_restart`'s CompiledJobs; apart, each compiles in a process of its own on a new machine).
+    state: CMAESState's arrays (x, f flat as the kernel keeps them); start: C0's diagonal, then
+    sigma0."""
+    x, f, mean, sigma, C, p_sigma, p_c, g, best_hist, restarted = state
+    z, y, Bt, d, R, keys, order, spare, vals, vec = buffers
+    best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals = books
+    ranking, adaptation, restart = helpers
+    lam, n = f.shape[1], mean.shape[1]
+    best, best_i, nans = np.inf, 0, 0
+    for i in range(lam):  # the values: NaN -> +inf, counted
+        value = vals[run, i] if fid else np.float64(f_in[run * lam + i])
+        if value != value:
+            value, nans = np.inf, nans + 1
+        f[run, i] = value
+        if f[run, i] < best:
+            best, best_i = f[run, i], i
+    nan_evals[run] += nans
+    track_best(run, best, x[run, best_i * n:(best_i + 1) * n], best_x, best_f, hit, it, target, has_target, record, k)
+    call_job(ranking, run, f, x, y, mean, sigma, C, keys, order, spare)
+    call_job(adaptation, run, mean, sigma, C, p_sigma, p_c, g, y, z, Bt, R, order, vec, coef, weights)
     H = best_hist.shape[1]
     g_before = g[run]
     best_hist[run, g_before % H] = best
     g[run] = g_before + 1
-    if restarts and _restart_due(run, g_before, f, mean, sigma, C, p_c, best_hist, g, Bt, d, start[n]):
-        quads = (n + 3) // 4
-        for q in range(quads):
-            words = row_words(key, run * quads + q, 0, step, np.int64(RESTART))
-            for t in range(4):
-                i = 4 * q + t
-                if i < n:
-                    u = given_mean[run, i] if given_mean.shape[0] else T(np.float64(words[t]) * UNIT32)
-                    mean[run, i] = min(lower[i] + (upper[i] - lower[i]) * u, upper[i])
-        sigma[run] = start[n]
-        for i in range(n):
-            p_sigma[run, i], p_c[run, i] = T(0.0), T(0.0)
-            for j in range(n):
-                C[run, i, j] = start[i] if i == j else T(0.0)
-        for h in range(H):
-            best_hist[run, h] = np.inf
-        g[run] = 0
-        restarted[run] += 1
+    if coef[9]:  # restarts
+        call_job(restart, run, g_before, f, mean, sigma, C, p_sigma, p_c, best_hist, g, restarted, Bt, d, given_mean,
+                 lower, upper, start, key, step)
 
 
 @kernel
 def _generations(state, buffers, hooks, coef, weights, lower, upper, start, tiny, f_in, fid, fdata, steps, move,
                  select, best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals,
                  counter, key, jobs):
-    """`steps` generations. `jobs`: the two parallel loops' CompiledJobs (NativeCMAES.jobs)."""
+    """`steps` generations. `jobs`: the two parallel loops' CompiledJobs and the second one's
+    helpers (NativeCMAES.jobs)."""
     x, f, mean, sigma, C = state[0], state[1], state[2], state[3], state[4]
     z, y, Bt, d, vals = buffers[0], buffers[1], buffers[2], buffers[3], buffers[8]
     given_w, given_mean = hooks
     runs = f.shape[0]
     books = (best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals)
+    sample, update, helpers = jobs  # (apart: a parallel loop takes no tuple holding a tuple)
     for k in range(steps):
         step = counter[0]
         if move:
             for run in prange(runs):  # (1) eigendecomposition, samples, values
-                call_job(jobs[0], np.int64(run), x, mean, sigma, C, z, y, Bt, d, given_w, lower, upper, vals, f_in,
+                call_job(sample, np.int64(run), x, mean, sigma, C, z, y, Bt, d, given_w, lower, upper, vals, f_in,
                          fid, fdata, key, step, select, tiny)
             it[0] += 1
         if not select:
             continue
         for run in prange(runs):  # (2) bookkeeping and the update
-            call_job(jobs[1], np.int64(run), np.int64(k), state, buffers, given_mean, coef, weights, lower, upper,
-                     start, f_in, fid, key, step, books)
+            call_job(update, np.int64(run), np.int64(k), state, buffers, given_mean, coef, weights, lower, upper,
+                     start, f_in, fid, key, step, books, helpers)
         counter[0] += 1
 
 
@@ -396,15 +431,26 @@ class NativeCMAES(NativeIteration):
         depends = (f_in.dtype, f_in.ndim, record.ndim, record.flags.c_contiguous)
         if self._jobs is None or self._jobs[0] != depends:
             t, i64 = typeof, types.int64
-            x, f, mean, sigma, C = state[:5]
-            z, y, Bt, d, vals = buffers[0], buffers[1], buffers[2], buffers[3], buffers[8]
+            x, f, mean, sigma, C, p_sigma, p_c, g, best_hist, restarted = state
+            z, y, Bt, d, R, keys, order, spare, vals, vec = buffers
             books = t((best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals))
-            self._jobs = (depends, compiled_jobs(
+            helpers = ((_rank, (i64, t(f), t(x), t(y), t(mean), t(sigma), t(C), t(keys), t(order), t(spare))),
+                       (_adapt, (i64, t(mean), t(sigma), t(C), t(p_sigma), t(p_c), t(g), t(y), t(z), t(Bt), t(R),
+                                 t(order), t(vec), t(coef), t(weights))),
+                       (_restart, (i64, t(g).dtype, t(f), t(mean), t(sigma), t(C), t(p_sigma), t(p_c), t(best_hist),
+                                   t(g), t(restarted), t(Bt), t(d), t(hooks[1]), t(lower), t(upper), t(start), i64,
+                                   i64)))
+            helpers_t = types.Tuple([JobType(argtypes) for _, argtypes in helpers])
+            sample, adaptation, ranking, restart, update = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_sample, (i64, t(x), t(mean), t(sigma), t(C), t(z), t(y), t(Bt), t(d), t(hooks[0]),
                            t(lower), t(upper), t(vals), t(f_in), i64, t(fdata), i64, i64, types.boolean,
                            t(tiny))),
+                helpers[1],
+                helpers[0],
+                helpers[2],
                 (_update, (i64, i64, t(state), t(buffers), t(hooks[1]), t(coef), t(weights), t(lower),
-                           t(upper), t(start), t(f_in), i64, i64, i64, books))))
+                           t(upper), t(start), t(f_in), i64, i64, i64, books, helpers_t)))
+            self._jobs = (depends, (sample, update, (ranking, adaptation, restart)))
         return self._jobs[1]
 
 

@@ -22,6 +22,10 @@ precision, fitted with `mpmath.chebyfit` (relative error below 2**-56 for float6
 for float32); angles too large to reduce exactly go to libm. Where (11)'s argument is NaN
 (an infinite deviation: a NaN value), the clamps send it to -1 as the CUDA kernel's do, so
 positions stay in the box (eager's would be NaN).
+
+Two kernels do the iterations: `_steps` on one thread, and `_spread_steps` over the threads,
+whose groups of blocks are a job (`_group_job`, through `cpu_jobs.spread`) that compiles
+apart on a new machine.
 """
 
 from __future__ import annotations
@@ -30,11 +34,11 @@ import math
 
 import numpy as np
 import torch
-from numba import njit, prange
+from numba import njit, typeof, types
 from numba.extending import overload
 
-from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, kernel, native_view
-from ..cpu_jobs import inner
+from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, native_view
+from ..cpu_jobs import compiled_jobs, inner, job, spread
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -244,10 +248,71 @@ def _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals):
     return best, best_i, nans, (s0 + s1) + (s2 + s3)
 
 
-@kernel
+@njit(cache=True, inline="always")
+def _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim,
+           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step):
+    """Group g of blocks (each group has its scratch; none outlives a block): each block's
+    uniforms, (9) and (11), then its values, best, NaN count and sum."""
+    runs, pop = f.shape
+    blocks = block_f.shape[1]
+    jobs, groups = runs * blocks, values.shape[0]
+    work, vals = scratch[g], values[g]  # work: uniforms, E, objective terms
+    for job in range(g * jobs // groups, (g + 1) * jobs // groups):
+        run, b = job // blocks, job % blocks
+        p0 = b * BLOCK_ROWS
+        rows = min(pop, p0 + BLOCK_ROWS) - p0
+        n, e0 = rows * dim, p0 * dim
+        th, xs, fb = theta[run, e0:e0 + n], x[run, e0:e0 + n], f[run, p0:p0 + rows]
+        if move:
+            if given_r.shape[0]:  # the test hook: the eager step's own U[0, 1) numbers
+                copy_into(work[0], given_r[0, run, e0:e0 + n])
+            else:
+                _uniforms(work[0], key, (run * pop + p0) * half, rows, dim, half, step)
+            _refract(th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo, lane_span, lane_hi, deg)
+        if select:
+            best, i, block_nan[run, b], block_s[run, b] = _select(xs, fb, f_in, fid, fdata, dim, run * pop + p0,
+                                                                  work[2], vals)
+            block_f[run, b], block_i[run, b] = best, p0 + i
+
+
+@job
+def _group_job(g, packed):
+    """`_group` as a job, for `_spread_steps`: packed holds its other arguments."""
+    (theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim, half,
+     scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step) = packed  # (flat: see `spread`)
+    _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim,
+           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step)
+
+
+@njit(cache=True, inline="always")
+def _close(x, apex, t, mean, alpha, T, dim, move, select, block_s, best_x, best_f, hit, it, target, has_target,
+           record, block_f, block_i, block_nan, nan_evals, counter, k):
+    """After step k's groups: the apex angle's decay (12), the engine's bookkeeping and the
+    next iteration's mean deviation, per run."""
+    runs, pop = mean.shape[0], x.shape[1] // dim
+    if move:
+        for run in range(runs):
+            apex[run] *= math.exp(-alpha * t[0] / T)  # (12), with this step's t
+        t[0] += 1
+        it[0] += 1
+    if select:
+        for run in range(runs):
+            close_step(run, x[run], dim, best_x, best_f, hit, it, target, has_target, record, block_f, block_i,
+                       block_nan, nan_evals, k)
+            mean[run] = block_s[run].sum() / pop  # the next iteration's (10)
+        counter[0] += 1
+
+
+@njit(cache=True)
 def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r, f_in,
            fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it, target,
            has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
+    """`steps` iterations on one thread, each group's work and the close written out: the same
+    as `_group`'s and `_close`'s, which this kernel does not call (inlined, they took 1.3 us an
+    iteration at 32 x 2 against 1.0 written out here, and 11.2-11.4 against 10.6-10.8 at the
+    default 100 x 30, EPYC; as PSO's `_steps`). Likely cause, not timed apart: Numba counts
+    references to the arrays an inlined or called function takes (the optimised module had 98
+    call sites of NRT_incref inlined, 67 written out)."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
@@ -255,7 +320,7 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
         step = counter[0]
         if move:
             _prisms(apex, mean, deg, prism)
-        for g in prange(groups):  # groups of blocks, each with its scratch (none outlives a block)
+        for g in range(groups):  # groups of blocks, each with its scratch (none outlives a block)
             work, vals = scratch[g], values[g]  # work: uniforms, E, objective terms
             for job in range(g * jobs // groups, (g + 1) * jobs // groups):
                 run, b = job // blocks, job % blocks
@@ -287,6 +352,24 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
             counter[0] += 1
 
 
+@njit(cache=True)
+def _spread_steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r,
+                  f_in, fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it,
+                  target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key, group_job):
+    """`steps` iterations, the groups over the threads: `spread` calls `_group_job` (its
+    CompiledJob) for each, so that on a new machine the job compiles in a process of its own
+    while this function compiles here (as one parallel build, this kernel took 3.1 s of
+    1,024 x 30's 5.4 s of compiling on one core of the development machine)."""
+    for k in range(steps):
+        if move:
+            _prisms(apex, mean, deg, prism)
+        spread(values.shape[0], group_job, (theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg,
+                                            given_r, f_in, fid, fdata, dim, half, scratch, values, move, select,
+                                            block_s, block_f, block_i, block_nan, key, counter[0]))
+        _close(x, apex, t, mean, alpha, T, dim, move, select, block_s, best_x, best_f, hit, it, target, has_target,
+               record, block_f, block_i, block_nan, nan_evals, counter, k)
+
+
 class NativePRS(NativeIteration):
     """`PRS`'s iterations on the CPU, in place on the state's buffers."""
 
@@ -306,6 +389,7 @@ class NativePRS(NativeIteration):
         scalar = torch.empty(0, dtype=dtype).numpy().dtype.type
         self.deg = scalar(math.pi / 180)  # eager's deg2rad, in the run's dtype
         self.no_r = np.empty((0, 0, 0), self.block_f.dtype)  # given_r's placeholder
+        self._job: tuple | None = None  # (what its types depend on, `_group_job`'s CompiledJob)
 
     def prepare(self, state):
         state = super().prepare(state)
@@ -317,12 +401,31 @@ class NativePRS(NativeIteration):
         theta, x = v(s.theta, flat), v(s.x, flat)
         given = self.given_r
         given = v(given, (given.shape[0], *flat)) if given is not None else self.no_r
-        self.kernel(_steps)(
-            theta, x, v(s.f), v(s.apex), v(s.t), v(self.mean), self.prism,
-            *self.lanes, self.alpha, self.T, self.deg, given, self.values_in(s, f_in), self.fitness, self.fdata,
-            self.dim, self.half, *self.group_scratch(BLOCK_ROWS * 2 * self.half, x.dtype), steps, move, select,
-            self.block_s, *self.common_args(best_x, hit, it, best_f, record))
+        args = (theta, x, v(s.f), v(s.apex), v(s.t), v(self.mean), self.prism, *self.lanes, self.alpha, self.T,
+                self.deg, given, self.values_in(s, f_in), self.fitness, self.fdata, self.dim, self.half,
+                *self.group_scratch(BLOCK_ROWS * 2 * self.half, x.dtype), steps, move, select, self.block_s,
+                *self.common_args(best_x, hit, it, best_f, record))
+        if self.parallel():
+            _spread_steps(*args, self.group_job(args))
+        else:
+            _steps(*args)
         return s
+
+    def group_job(self, args):
+        """`_group_job`'s CompiledJob for `_spread_steps` and these arguments' types (compiled,
+        or loaded from the disk cache, once per run set and dtype of the values handed in)."""
+        (theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given, f_in, fid,
+         fdata, dim, half, scratch, values, steps, move, select, block_s, *_, block_f, block_i, block_nan, nan_evals,
+         counter, key) = args
+        depends = (f_in.dtype, f_in.ndim, given.shape[0] == 0)
+        if self._job is None or self._job[0] != depends:
+            t_, flag = typeof, types.boolean
+            packed = types.Tuple((
+                t_(theta), t_(x), t_(f), t_(apex), t_(prism), t_(lane_row), t_(lane_lo), t_(lane_span), t_(lane_hi),
+                t_(deg), t_(given), t_(f_in), t_(fid), t_(fdata), t_(dim), t_(half), t_(scratch), t_(values), flag,
+                flag, t_(block_s), t_(block_f), t_(block_i), t_(block_nan), t_(key), types.int64))
+            self._job = (depends, compiled_jobs((_group_job, (types.int64, packed)))[0])
+        return self._job[1]
 
 
 #: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).

@@ -123,8 +123,8 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
            block_i, block_nan, nan_evals, counter, key):
     """`steps` iterations on one thread, each group's work and the close written out: the same
     as `_group`'s and `_close`'s, which this kernel does not call (inlined or called, they took
-    0.71-0.82 us an iteration at 32 particles against 0.60-0.66 written out here, EPYC; the
-    cause was not found)."""
+    0.71-0.82 us an iteration at 32 particles against 0.60-0.66 written out here, EPYC; likely
+    Numba's reference counts of the array arguments, as PRS's `_steps` says)."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
