@@ -32,7 +32,7 @@ and PRS's serial kernels keep theirs written out: at 32 particles PSO's iteratio
 us calling its body as a job against 0.51, PRS's 1.4 against 1.0. Their iterations over
 several threads call it as a job through `spread`, a small parallel loop, so that the body
 compiles beside the kernel; Firefly's, microseconds even at 32 x 2, call their block job on
-one thread too (6.0-6.2 us against 5.9-6.0).
+one thread too (6.2 us an iteration against 6.0).
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
@@ -275,9 +275,9 @@ def call_job(typingctx, handle, *args):
 @njit(cache=True, parallel=True)
 def spread(groups, handle, packed):
     """call_job(handle, grp, packed) for grp in 0..groups, over the threads set: the one parallel
-    loop of a kernel that is otherwise serial (PSO's). A small function for Numba's parallel
-    passes, which take time for every array of the function they compile; packed: the job's
-    other arguments, one tuple."""
+    loop of a kernel that is otherwise serial (PSO's, PRS's, Firefly's synchronous one). A
+    small function for Numba's parallel passes, which take time for every array of the
+    function they compile; packed: the job's other arguments, one tuple."""
     for grp in prange(groups):
         call_job(handle, np.int64(grp), packed)
 

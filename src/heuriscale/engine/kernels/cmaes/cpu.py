@@ -301,7 +301,7 @@ def _update(run, k, state, buffers, given_mean, coef, weights, lower, upper, sta
     g_before = g[run]
     best_hist[run, g_before % H] = best
     g[run] = g_before + 1
-    if coef[9]:  # restarts
+    if coef[-1]:  # restarts (NativeCMAES.coef ends with the flag)
         call_job(restart, run, g_before, f, mean, sigma, C, p_sigma, p_c, best_hist, g, restarted, Bt, d, given_mean,
                  lower, upper, start, key, step)
 
@@ -424,8 +424,9 @@ class NativeCMAES(NativeIteration):
         return s
 
     def jobs(self, args) -> tuple:
-        """The CompiledJobs of `_generations`' two parallel loops for these arguments' types
-        (compiled, or loaded from the disk cache, once per run set and kind of launch)."""
+        """The CompiledJobs of `_generations`' two parallel loops and the tuple of the second
+        one's helpers, for these arguments' types (compiled, or loaded from the disk cache,
+        once per run set and kind of launch)."""
         (state, buffers, hooks, coef, weights, lower, upper, start, tiny, f_in, fid, fdata, steps, move, select, best_x,
          best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key) = args
         depends = (f_in.dtype, f_in.ndim, record.ndim, record.flags.c_contiguous)
@@ -434,20 +435,20 @@ class NativeCMAES(NativeIteration):
             x, f, mean, sigma, C, p_sigma, p_c, g, best_hist, restarted = state
             z, y, Bt, d, R, keys, order, spare, vals, vec = buffers
             books = t((best_x, best_f, hit, it, target, has_target, record, block_f, block_i, block_nan, nan_evals))
-            helpers = ((_rank, (i64, t(f), t(x), t(y), t(mean), t(sigma), t(C), t(keys), t(order), t(spare))),
-                       (_adapt, (i64, t(mean), t(sigma), t(C), t(p_sigma), t(p_c), t(g), t(y), t(z), t(Bt), t(R),
-                                 t(order), t(vec), t(coef), t(weights))),
-                       (_restart, (i64, t(g).dtype, t(f), t(mean), t(sigma), t(C), t(p_sigma), t(p_c), t(best_hist),
-                                   t(g), t(restarted), t(Bt), t(d), t(hooks[1]), t(lower), t(upper), t(start), i64,
-                                   i64)))
-            helpers_t = types.Tuple([JobType(argtypes) for _, argtypes in helpers])
-            sample, adaptation, ranking, restart, update = compiled_jobs(  # the longest first (see compiled_jobs)
+            helper_specs = (  # `_update`'s jobs, in the order it takes them
+                (_rank, (i64, t(f), t(x), t(y), t(mean), t(sigma), t(C), t(keys), t(order), t(spare))),
+                (_adapt, (i64, t(mean), t(sigma), t(C), t(p_sigma), t(p_c), t(g), t(y), t(z), t(Bt), t(R),
+                          t(order), t(vec), t(coef), t(weights))),
+                (_restart, (i64, t(g).dtype, t(f), t(mean), t(sigma), t(C), t(p_sigma), t(p_c), t(best_hist),
+                            t(g), t(restarted), t(Bt), t(d), t(hooks[1]), t(lower), t(upper), t(start), i64, i64)))
+            helpers_t = types.Tuple([JobType(argtypes) for _, argtypes in helper_specs])
+            sample, restart, adaptation, ranking, update = compiled_jobs(  # the longest first (see compiled_jobs)
                 (_sample, (i64, t(x), t(mean), t(sigma), t(C), t(z), t(y), t(Bt), t(d), t(hooks[0]),
                            t(lower), t(upper), t(vals), t(f_in), i64, t(fdata), i64, i64, types.boolean,
                            t(tiny))),
-                helpers[1],
-                helpers[0],
-                helpers[2],
+                helper_specs[2],
+                helper_specs[1],
+                helper_specs[0],
                 (_update, (i64, i64, t(state), t(buffers), t(hooks[1]), t(coef), t(weights), t(lower),
                            t(upper), t(start), t(f_in), i64, i64, i64, books, helpers_t)))
             self._jobs = (depends, (sample, update, (ranking, adaptation, restart)))

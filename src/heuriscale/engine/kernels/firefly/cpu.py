@@ -150,8 +150,8 @@ def _block(job, packed):
     """Block job % blocks of run job // blocks of a synchronous iteration: each firefly's move
     from xs, fs into xd, then the block's values into fd and its best. packed: the other
     arguments (flat: see `spread`). Both kernels call it through its CompiledJob (at 32 x 2
-    the serial kernel's iteration took 6.0-6.1 us calling it against 5.9-6.0 with its body
-    written out, EPYC)."""
+    the serial kernel's iteration took 6.2 us calling it against 6.0 with its body written
+    out, EPYC, two rounds each)."""
     (xs, fs, xd, fd, sq, xt, lower, upper, alpha, beta0, gamma, given_r, f_in, fid, fdata, half, move, select, block_f,
      block_i, block_nan, key, step) = packed
     pop, dim = xs.shape[1], xs.shape[2]
@@ -206,8 +206,8 @@ def _spread_synchronous(xa, fa, xb, fb, sq, xt, lower, upper, alpha, beta0, gamm
                         block_nan, nan_evals, counter, key, block_job):
     """`steps` synchronous iterations, the blocks over the threads: `spread` calls `_block`
     (its CompiledJob) for each, so that on a new machine the job compiles in a process of its
-    own while this function compiles here (as one parallel build, this kernel took 2.7 s of
-    1,024 x 32's 4.3 s of compiling on one core of the development machine)."""
+    own while this function compiles here (the one parallel build it replaces took 2.7 s of
+    1,024 x 32's 4.3 s of compiling on the development machine)."""
     xs, fs, xd, fd = xa, fa, xa, fa  # a select-only call: the population in place
     for k in range(steps):
         if move:  # read one buffer, write the other; the next step reads what this one wrote
@@ -287,8 +287,8 @@ class NativeFirefly(NativeIteration):
         """Whether an iteration's pairs (runs N^2 D) are worth opening a parallel region and there
         are blocks (or, sequentially, runs) for more than one thread."""
         work = self.runs * self.pop * self.pop * self.dim
-        spread = self.runs if self.sequential else self.runs * self.blocks
-        return work >= cpu_common.PARALLEL_MIN and spread > 1 and cpu_common.threads() > 1
+        parts = self.runs if self.sequential else self.runs * self.blocks
+        return work >= cpu_common.PARALLEL_MIN and parts > 1 and cpu_common.threads() > 1
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         v = self.view

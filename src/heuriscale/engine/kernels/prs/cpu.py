@@ -1,4 +1,4 @@
-"""Prism Refraction Search's iterations as one Numba kernel: the native fast path of the CPU engine.
+"""Prism Refraction Search's iterations as Numba kernels: the native fast path of the CPU engine.
 
 The math is `algorithms/prs.py`'s, which stays the reference (the tests compare the two
 with the same random numbers). Each iteration:
@@ -76,7 +76,8 @@ def _math(x):
 
 @overload(_math)
 def _math_for(x):
-    # chosen by type when compiling: tuples cannot be passed into a parallel loop's body
+    # chosen by type when compiling, so that no kernel or job passes these tuples along (a job's
+    # packed arguments must be one flat tuple)
     constants = _MATH[str(x)]
     return lambda x: constants
 
@@ -358,8 +359,8 @@ def _spread_steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_spa
                   target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key, group_job):
     """`steps` iterations, the groups over the threads: `spread` calls `_group_job` (its
     CompiledJob) for each, so that on a new machine the job compiles in a process of its own
-    while this function compiles here (as one parallel build, this kernel took 3.1 s of
-    1,024 x 30's 5.4 s of compiling on one core of the development machine)."""
+    while this function compiles here (the one parallel build it replaces took 3.1 s of
+    1,024 x 30's 5.4 s of compiling on the development machine)."""
     for k in range(steps):
         if move:
             _prisms(apex, mean, deg, prism)
@@ -419,11 +420,11 @@ class NativePRS(NativeIteration):
          counter, key) = args
         depends = (f_in.dtype, f_in.ndim, given.shape[0] == 0)
         if self._job is None or self._job[0] != depends:
-            t_, flag = typeof, types.boolean
+            ty, flag = typeof, types.boolean
             packed = types.Tuple((
-                t_(theta), t_(x), t_(f), t_(apex), t_(prism), t_(lane_row), t_(lane_lo), t_(lane_span), t_(lane_hi),
-                t_(deg), t_(given), t_(f_in), t_(fid), t_(fdata), t_(dim), t_(half), t_(scratch), t_(values), flag,
-                flag, t_(block_s), t_(block_f), t_(block_i), t_(block_nan), t_(key), types.int64))
+                ty(theta), ty(x), ty(f), ty(apex), ty(prism), ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi),
+                ty(deg), ty(given), ty(f_in), ty(fid), ty(fdata), ty(dim), ty(half), ty(scratch), ty(values), flag,
+                flag, ty(block_s), ty(block_f), ty(block_i), ty(block_nan), ty(key), types.int64))
             self._job = (depends, compiled_jobs((_group_job, (types.int64, packed)))[0])
         return self._job[1]
 
