@@ -25,6 +25,7 @@ CONFIGS = {  # name: (algorithm, problem, dim, population, dtype)
     "pso 32 x 2 sphere": ("pso", "sphere", 2, 32, "float64"),
     "prs 100 x 30 rastrigin (its default)": ("prs", "rastrigin", 30, 100, "float32"),
     "prs 1,024 x 30 rastrigin": ("prs", "rastrigin", 30, 1024, "float32"),
+    "prs 1,024 x 4 rastrigin (paper 000)": ("prs", "rastrigin", 4, 1024, "float32"),
     "prs 32 x 2 sphere": ("prs", "sphere", 2, 32, "float64"),
     "firefly 100 x 30 rastrigin (its default)": ("firefly", "rastrigin", 30, 100, "float32"),
     "firefly 1,024 x 32 sphere": ("firefly", "sphere", 32, 1024, "float32"),

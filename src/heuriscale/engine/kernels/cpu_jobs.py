@@ -29,7 +29,8 @@ error, never a wrong call. A call costs from 35 ns (20 arrays, measured) to a fe
 (the job counts references to the arrays it uses), against microseconds of work per job:
 FEP and APO at 32 x 2 ran no slower than with their loops' bodies in the kernels. PSO's
 and PRS's serial kernels keep theirs written out: at 32 particles PSO's iteration took 0.67
-us calling its body as a job against 0.51, PRS's 1.4 against 1.0. Their iterations over
+us calling its body as a job against 0.51, PRS's 1.4 against 1.0 (PRS's calls the three
+parts of a block as jobs, 0.1-0.3 us at that size: its build halves). Their iterations over
 several threads call it as a job through `spread`, a small parallel loop, so that the body
 compiles beside the kernel; Firefly's, microseconds even at 32 x 2, call their block job on
 one thread too (6.2 us an iteration against 6.0).

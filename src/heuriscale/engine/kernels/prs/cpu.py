@@ -24,8 +24,12 @@ for float32); angles too large to reduce exactly go to libm. Where (11)'s argume
 positions stay in the box (eager's would be NaN).
 
 Two kernels do the iterations: `_steps` on one thread, and `_spread_steps` over the threads,
-whose groups of blocks are a job (`_group_job`, through `cpu_jobs.spread`) that compiles
-apart on a new machine.
+whose groups of blocks are a job (`_group_job`, through `cpu_jobs.spread`). Both call a
+block's three parts as jobs (`parts`: `_uniforms`, `_refract`, `_select_block`), so that on a
+new machine each compiles in a process of its own while the kernel compiles (the default's
+build on the development machine: 3.5 s with the parts inline, 1.9 s as jobs; the calls cost
+0.1-0.3 us an iteration at 32 x 2, about 1% at paper 000's 1,024 x 4, nothing measurable at
+the default 100 x 30).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from numba import njit, typeof, types
 from numba.extending import overload
 
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, native_view
-from ..cpu_jobs import compiled_jobs, inner, job, spread
+from ..cpu_jobs import JobType, call_job, compiled_jobs, inner, job, spread
 from ..cpu_objectives import new_value
 from ..cpu_random import philox, uniform
 
@@ -141,7 +145,7 @@ def _theta(Er, u, mu2, cos_A, sin_A, pi, sin_c, asin_c, exact):
     return _asin(arg, asin_c) * T(_RAD)
 
 
-@inner
+@job
 def _uniforms(u, key, pair0, rows, dim, half, step):
     """r's U[0, 1) numbers for a block's coordinates (flat), from the CUDA kernel's Philox
     counters: one call per pair of a row's coordinates (padded to a power of two)."""
@@ -161,7 +165,7 @@ def _uniforms(u, key, pair0, rows, dim, half, step):
                 u[i * dim + d] = u[i * 2 * half + d]
 
 
-@inner
+@job
 def _refract(th, xs, fb, u, E, A, prism, lane_row, lane_lo, lane_span, lane_hi, deg):
     """Moves a block's rays (flat coordinates th, xs; deviations fb; uniforms u): (9) and (11)
     in the run's dtype (prism: the run's mu^2, cos A and sin A), then the angles onto the box
@@ -249,11 +253,21 @@ def _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals):
     return best, best_i, nans, (s0 + s1) + (s2 + s3)
 
 
+@job
+def _select_block(xs, fb, f_in, fid, fdata, dim, row0, p0, terms, vals, run, b, block_f, block_i, block_nan, block_s):
+    """`_select` for block b of `run` (its first row p0; row0 in the engine's values), into the
+    block's entries."""
+    best, i, block_nan[run, b], block_s[run, b] = _select(xs, fb, f_in, fid, fdata, dim, row0, terms, vals)
+    block_f[run, b], block_i[run, b] = best, p0 + i
+
+
 @njit(cache=True, inline="always")
 def _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim,
-           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step):
+           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
+           selecting):
     """Group g of blocks (each group has its scratch; none outlives a block): each block's
-    uniforms, (9) and (11), then its values, best, NaN count and sum."""
+    uniforms, (9) and (11), then its values, best, NaN count and sum (the three parts are jobs:
+    uniforms, refract, selecting)."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
@@ -268,21 +282,23 @@ def _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, d
             if given_r.shape[0]:  # the test hook: the eager step's own U[0, 1) numbers
                 copy_into(work[0], given_r[0, run, e0:e0 + n])
             else:
-                _uniforms(work[0], key, (run * pop + p0) * half, rows, dim, half, step)
-            _refract(th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo, lane_span, lane_hi, deg)
+                call_job(uniforms, work[0], key, (run * pop + p0) * half, rows, dim, half, step)
+            call_job(refract, th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo, lane_span,
+                     lane_hi, deg)
         if select:
-            best, i, block_nan[run, b], block_s[run, b] = _select(xs, fb, f_in, fid, fdata, dim, run * pop + p0,
-                                                                  work[2], vals)
-            block_f[run, b], block_i[run, b] = best, p0 + i
+            call_job(selecting, xs, fb, f_in, fid, fdata, dim, run * pop + p0, p0, work[2], vals, run, b, block_f,
+                     block_i, block_nan, block_s)
 
 
 @job
 def _group_job(g, packed):
     """`_group` as a job, for `_spread_steps`: packed holds its other arguments."""
     (theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim, half,
-     scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step) = packed  # (flat: see `spread`)
+     scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
+     selecting) = packed  # (flat: see `spread`)
     _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim,
-           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step)
+           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
+           selecting)
 
 
 @njit(cache=True, inline="always")
@@ -307,16 +323,18 @@ def _close(x, apex, t, mean, alpha, T, dim, move, select, block_s, best_x, best_
 @njit(cache=True)
 def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r, f_in,
            fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it, target,
-           has_target, record, block_f, block_i, block_nan, nan_evals, counter, key):
-    """`steps` iterations on one thread, each group's work and the close written out: the same
+           has_target, record, block_f, block_i, block_nan, nan_evals, counter, key, parts):
+    """`steps` iterations on one thread, each group's loop and the close written out: the same
     as `_group`'s and `_close`'s, which this kernel does not call (inlined, they took 1.3 us an
     iteration at 32 x 2 against 1.0 written out here, and 11.2-11.4 against 10.6-10.8 at the
-    default 100 x 30, EPYC; as PSO's `_steps`). Likely cause, not timed apart: Numba counts
-    references to the arrays an inlined or called function takes (the optimised module had 98
-    call sites of NRT_incref inlined, 67 written out)."""
+    default 100 x 30, EPYC, with the parts inline; as PSO's `_steps`). Likely cause, not timed
+    apart: Numba counts references to the arrays an inlined or called function takes (the
+    optimised module had 98 call sites of NRT_incref inlined, 67 written out). parts: the
+    block's jobs (see the module's docstring)."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
+    uniforms, refract, selecting = parts
     for k in range(steps):
         step = counter[0]
         if move:
@@ -333,13 +351,12 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
                     if given_r.shape[0]:  # the test hook: the eager step's own U[0, 1) numbers
                         copy_into(work[0], given_r[0, run, e0:e0 + n])
                     else:
-                        _uniforms(work[0], key, (run * pop + p0) * half, rows, dim, half, step)
-                    _refract(th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo, lane_span,
-                             lane_hi, deg)
+                        call_job(uniforms, work[0], key, (run * pop + p0) * half, rows, dim, half, step)
+                    call_job(refract, th, xs, fb, work[0], work[1], apex[run], prism[run], lane_row, lane_lo,
+                             lane_span, lane_hi, deg)
                 if select:
-                    best, i, block_nan[run, b], block_s[run, b] = _select(xs, fb, f_in, fid, fdata, dim, run * pop + p0,
-                                                                          work[2], vals)
-                    block_f[run, b], block_i[run, b] = best, p0 + i
+                    call_job(selecting, xs, fb, f_in, fid, fdata, dim, run * pop + p0, p0, work[2], vals, run, b,
+                             block_f, block_i, block_nan, block_s)
         if move:
             for run in range(runs):
                 apex[run] *= math.exp(-alpha * t[0] / T)  # (12), with this step's t
@@ -356,7 +373,7 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
 @njit(cache=True)
 def _spread_steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given_r,
                   f_in, fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it,
-                  target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key, group_job):
+                  target, has_target, record, block_f, block_i, block_nan, nan_evals, counter, key, parts, group_job):
     """`steps` iterations, the groups over the threads: `spread` calls `_group_job` (its
     CompiledJob) for each, so that on a new machine the job compiles in a process of its own
     while this function compiles here (the one parallel build it replaces took 3.1 s of
@@ -366,7 +383,8 @@ def _spread_steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_spa
             _prisms(apex, mean, deg, prism)
         spread(values.shape[0], group_job, (theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg,
                                             given_r, f_in, fid, fdata, dim, half, scratch, values, move, select,
-                                            block_s, block_f, block_i, block_nan, key, counter[0]))
+                                            block_s, block_f, block_i, block_nan, key, counter[0], parts[0],
+                                            parts[1], parts[2]))
         _close(x, apex, t, mean, alpha, T, dim, move, select, block_s, best_x, best_f, hit, it, target, has_target,
                record, block_f, block_i, block_nan, nan_evals, counter, k)
 
@@ -390,7 +408,7 @@ class NativePRS(NativeIteration):
         scalar = torch.empty(0, dtype=dtype).numpy().dtype.type
         self.deg = scalar(math.pi / 180)  # eager's deg2rad, in the run's dtype
         self.no_r = np.empty((0, 0, 0), self.block_f.dtype)  # given_r's placeholder
-        self._job: tuple | None = None  # (what its types depend on, `_group_job`'s CompiledJob)
+        self._jobs: tuple | None = None  # (what their types depend on, `jobs`' CompiledJobs)
 
     def prepare(self, state):
         state = super().prepare(state)
@@ -406,27 +424,41 @@ class NativePRS(NativeIteration):
                 self.deg, given, self.values_in(s, f_in), self.fitness, self.fdata, self.dim, self.half,
                 *self.group_scratch(BLOCK_ROWS * 2 * self.half, x.dtype), steps, move, select, self.block_s,
                 *self.common_args(best_x, hit, it, best_f, record))
-        if self.parallel():
-            _spread_steps(*args, self.group_job(args))
+        parts, group_job = self.jobs(args)
+        if group_job is not None:
+            _spread_steps(*args, parts, group_job)
         else:
-            _steps(*args)
+            _steps(*args, parts)
         return s
 
-    def group_job(self, args):
-        """`_group_job`'s CompiledJob for `_spread_steps` and these arguments' types (compiled,
-        or loaded from the disk cache, once per run set and dtype of the values handed in)."""
+    def jobs(self, args):
+        """The block's parts (`_uniforms`, `_refract`, `_select_block`) as CompiledJobs, and
+        `_group_job`'s for `_spread_steps` where the iterations go over threads (else None),
+        for these arguments' types (compiled, or loaded from the disk cache, once per run set,
+        build and dtype of the values handed in)."""
         (theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given, f_in, fid,
          fdata, dim, half, scratch, values, steps, move, select, block_s, *_, block_f, block_i, block_nan, nan_evals,
          counter, key) = args
-        depends = (f_in.dtype, f_in.ndim, given.shape[0] == 0)
-        if self._job is None or self._job[0] != depends:
-            ty, flag = typeof, types.boolean
-            packed = types.Tuple((
+        parallel = self.parallel()
+        depends = (f_in.dtype, f_in.ndim, given.shape[0] == 0, parallel)
+        if self._jobs is None or self._jobs[0] != depends:
+            ty, flag, i64 = typeof, types.boolean, types.int64
+            row = lambda a: types.Array(ty(a).dtype, 1, "C")  # noqa: E731  (a block's slice of a row of a)
+            part_specs = ((_refract, (row(theta), row(x), row(f), row(scratch), row(scratch), ty(apex).dtype, row(prism),
+                                      ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi), ty(deg))),
+                          (_select_block, (row(x), row(f), ty(f_in), ty(fid), ty(fdata), ty(dim), i64, i64,
+                                           row(scratch), row(values), i64, i64, ty(block_f), ty(block_i),
+                                           ty(block_nan), ty(block_s))),
+                          (_uniforms, (row(scratch), ty(key), i64, i64, ty(dim), ty(half), ty(counter).dtype)))
+            group_spec = (_group_job, (i64, types.Tuple((
                 ty(theta), ty(x), ty(f), ty(apex), ty(prism), ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi),
                 ty(deg), ty(given), ty(f_in), ty(fid), ty(fdata), ty(dim), ty(half), ty(scratch), ty(values), flag,
-                flag, ty(block_s), ty(block_f), ty(block_i), ty(block_nan), ty(key), types.int64))
-            self._job = (depends, compiled_jobs((_group_job, (types.int64, packed)))[0])
-        return self._job[1]
+                flag, ty(block_s), ty(block_f), ty(block_i), ty(block_nan), ty(key), i64,
+                *(JobType(part_specs[i][1]) for i in (2, 0, 1))))))  # as `parts`: uniforms, refract, selecting
+            built = compiled_jobs(*part_specs, group_spec) if parallel else compiled_jobs(*part_specs)  # longest first
+            refract, selecting, uniforms = built[:3]
+            self._jobs = (depends, ((uniforms, refract, selecting), built[3] if parallel else None))
+        return self._jobs[1]
 
 
 #: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
