@@ -444,8 +444,8 @@ class NativePRS(NativeIteration):
         if self._jobs is None or self._jobs[0] != depends:
             ty, flag, i64 = typeof, types.boolean, types.int64
             row = lambda a: types.Array(ty(a).dtype, 1, "C")  # noqa: E731  (a block's slice of a row of a)
-            part_specs = ((_refract, (row(theta), row(x), row(f), row(scratch), row(scratch), ty(apex).dtype, row(prism),
-                                      ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi), ty(deg))),
+            part_specs = ((_refract, (row(theta), row(x), row(f), row(scratch), row(scratch), ty(apex).dtype,
+                                      row(prism), ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi), ty(deg))),
                           (_select_block, (row(x), row(f), ty(f_in), ty(fid), ty(fdata), ty(dim), i64, i64,
                                            row(scratch), row(values), i64, i64, ty(block_f), ty(block_i),
                                            ty(block_nan), ty(block_s))),
