@@ -29,11 +29,11 @@ error, never a wrong call. A call costs from 35 ns (20 arrays, measured) to a fe
 (the job counts references to the arrays it uses), against microseconds of work per job:
 FEP and APO at 32 x 2 ran no slower than with their loops' bodies in the kernels. PSO's
 and PRS's serial kernels keep theirs written out: at 32 particles PSO's iteration took 0.67
-us calling its body as a job against 0.51, PRS's 1.4 against 1.0 (PRS's calls the three
-parts of a block as jobs, 0.1-0.3 us at that size: its build halves). Their iterations over
-several threads call it as a job through `spread`, a small parallel loop, so that the body
-compiles beside the kernel; Firefly's, microseconds even at 32 x 2, call their block job on
-one thread too (6.2 us an iteration against 6.0).
+us calling its body as a job against 0.51, PRS's 1.4 against 1.0 (PRS's serial kernel
+calls a block's three parts as jobs instead, 0.1-0.3 us at that size: its build halves).
+Their iterations over several threads call it as a job through `spread`, a small parallel
+loop, so that the body compiles beside the kernel; Firefly's, microseconds even at 32 x 2,
+call their block job on one thread too (6.2 us an iteration against 6.0).
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
@@ -42,8 +42,9 @@ the kernel that calls them (issue 30: FEP's and APO's first native runs, docs/be
 A job may call other jobs (their CompiledJobs passed in as arguments, e.g. a tuple
 `helpers`): FEP's offspring job calls its draws and values that way, APO's candidates their
 mask and dense moves, L-SHADE's blocks their parameters, draws and selection, CMA-ES's update
-its ranking, adaptation and restart, so that on a new machine each part compiles in a
-process of its own, not one after another in its caller's.
+its ranking, adaptation and restart, PRS's group its block's parts (as PRS's serial kernel
+does), so that on a new machine each part compiles in a process of its own, not one after
+another in its caller's.
 A call costs nothing next to a pass or block of work; per row, it can (APO's `_candidate`
 stays inlined for that reason; it calls `_dense` and `_mask_words` per row only where rows have
 DENSE_DIM coordinates or more, microseconds of work each).

@@ -28,8 +28,8 @@ whose groups of blocks are a job (`_group_job`, through `cpu_jobs.spread`). Both
 block's three parts as jobs (`parts`: `_uniforms`, `_refract`, `_select_block`), so that on a
 new machine each compiles in a process of its own while the kernel compiles (the default's
 build on the development machine: 3.5 s with the parts inline, 1.9 s as jobs; the calls cost
-0.1-0.3 us an iteration at 32 x 2, about 1% at paper 000's 1,024 x 4, nothing measurable at
-the default 100 x 30).
+0.1-0.3 us an iteration at 32 x 2, at most 2% at paper 000's 1,024 x 4 (none on the H100
+machine's Xeon), nothing measurable at the default 100 x 30).
 """
 
 from __future__ import annotations
@@ -377,7 +377,8 @@ def _spread_steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_spa
     """`steps` iterations, the groups over the threads: `spread` calls `_group_job` (its
     CompiledJob) for each, so that on a new machine the job compiles in a process of its own
     while this function compiles here (the one parallel build it replaces took 3.1 s of
-    1,024 x 30's 5.4 s of compiling on the development machine)."""
+    1,024 x 30's 5.4 s of compiling on the development machine); parts: the block's jobs,
+    passed on to it."""
     for k in range(steps):
         if move:
             _prisms(apex, mean, deg, prism)
@@ -435,7 +436,7 @@ class NativePRS(NativeIteration):
         """The block's parts (`_uniforms`, `_refract`, `_select_block`) as CompiledJobs, and
         `_group_job`'s for `_spread_steps` where the iterations go over threads (else None),
         for these arguments' types (compiled, or loaded from the disk cache, once per run set,
-        build and dtype of the values handed in)."""
+        build, dtype and shape of the values handed in, and test hook)."""
         (theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane_hi, alpha, T, deg, given, f_in, fid,
          fdata, dim, half, scratch, values, steps, move, select, block_s, *_, block_f, block_i, block_nan, nan_evals,
          counter, key) = args
@@ -444,19 +445,21 @@ class NativePRS(NativeIteration):
         if self._jobs is None or self._jobs[0] != depends:
             ty, flag, i64 = typeof, types.boolean, types.int64
             row = lambda a: types.Array(ty(a).dtype, 1, "C")  # noqa: E731  (a block's slice of a row of a)
-            part_specs = ((_refract, (row(theta), row(x), row(f), row(scratch), row(scratch), ty(apex).dtype,
-                                      row(prism), ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi), ty(deg))),
-                          (_select_block, (row(x), row(f), ty(f_in), ty(fid), ty(fdata), ty(dim), i64, i64,
+            part_specs = ((_select_block, (row(x), row(f), ty(f_in), ty(fid), ty(fdata), ty(dim), i64, i64,
                                            row(scratch), row(values), i64, i64, ty(block_f), ty(block_i),
                                            ty(block_nan), ty(block_s))),
+                          (_refract, (row(theta), row(x), row(f), row(scratch), row(scratch), ty(apex).dtype,
+                                      row(prism), ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi), ty(deg))),
                           (_uniforms, (row(scratch), ty(key), i64, i64, ty(dim), ty(half), ty(counter).dtype)))
             group_spec = (_group_job, (i64, types.Tuple((
                 ty(theta), ty(x), ty(f), ty(apex), ty(prism), ty(lane_row), ty(lane_lo), ty(lane_span), ty(lane_hi),
                 ty(deg), ty(given), ty(f_in), ty(fid), ty(fdata), ty(dim), ty(half), ty(scratch), ty(values), flag,
                 flag, ty(block_s), ty(block_f), ty(block_i), ty(block_nan), ty(key), i64,
-                *(JobType(part_specs[i][1]) for i in (2, 0, 1))))))  # as `parts`: uniforms, refract, selecting
-            built = compiled_jobs(*part_specs, group_spec) if parallel else compiled_jobs(*part_specs)  # longest first
-            refract, selecting, uniforms = built[:3]
+                *(JobType(part_specs[i][1]) for i in (2, 1, 0))))))  # as `parts`: uniforms, refract, selecting
+            # the longest first (one-process profile: _select with _values, _refract with its sin and
+            # arcsin, _uniforms)
+            built = compiled_jobs(*part_specs, group_spec) if parallel else compiled_jobs(*part_specs)
+            selecting, refract, uniforms = built[:3]
             self._jobs = (depends, ((uniforms, refract, selecting), built[3] if parallel else None))
         return self._jobs[1]
 
