@@ -37,17 +37,17 @@ call their block job on one thread too (6.2 us an iteration against 6.0).
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
-(one per thread the native kernels use but one, at most one per job), while this process compiles
-the kernel that calls them (issue 30: FEP's and APO's first native runs, docs/benchmarks.md).
-A job may call other jobs (their CompiledJobs passed in as arguments, e.g. a tuple
-`helpers`): FEP's offspring job calls its draws and values that way, APO's candidates their
-mask and dense moves, L-SHADE's blocks their parameters, draws and selection, CMA-ES's update
-its ranking, adaptation and restart, PRS's group its block's parts (as PRS's serial kernel
-does), so that on a new machine each part compiles in a process of its own, not one after
-another in its caller's.
-A call costs nothing next to a pass or block of work; per row, it can (APO's `_candidate`
-stays inlined for that reason; it calls `_dense` and `_mask_words` per row only where rows have
-DENSE_DIM coordinates or more, microseconds of work each).
+(one per thread the native kernels use but one, at most one per job), while this process
+compiles the kernel that calls them (issue 30: FEP's and APO's first native runs,
+docs/benchmarks.md). A job may call other jobs (their CompiledJobs passed in as arguments,
+e.g. a tuple `helpers`): FEP's offspring job calls its draws and values that way, APO's
+candidates their mask and dense moves, L-SHADE's blocks their parameters, draws and
+selection, CMA-ES's update its ranking, adaptation and restart, PRS's group its block's parts
+(as PRS's serial kernel does), so that on a new machine each part compiles in a process of
+its own, not one after another in its caller's. A call costs nothing next to a pass or block
+of work; per row, it can (APO's `_candidate` stays inlined for that reason; it calls `_dense`
+and `_mask_words` per row only where rows have DENSE_DIM coordinates or more, microseconds of
+work each).
 """
 
 from __future__ import annotations
@@ -140,9 +140,9 @@ class _Build:
     native kernels), while this one compiles the kernel that calls them, and by this one in
     `finish`; they take the jobs from the two ends of one list (one job alone is forked too:
     PSO's parallel iterations have one). A forked process only compiles (it runs neither
-    torch nor a parallel region, and ends by os._exit). Whatever a forked process did not write to the disk cache (it
-    failed, was killed, or took longer than FORKED_TIMEOUT) this process compiles in its usual
-    way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
+    torch nor a parallel region, and ends by os._exit). Whatever a forked process did not
+    write to the disk cache (it failed, was killed, or took longer than FORKED_TIMEOUT) this
+    process compiles in its usual way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
     missing on Windows), with one thread, or with no way to start a process (no /dev/shm for
     the list's lock, a process limit), `start` gives None and this process compiles them all."""
 

@@ -417,7 +417,8 @@ class NativeSHADE(NativeIteration):
                                   t(block_f), t(block_i), t(block_nan), t(sums), t(limits), i64, i64)))
             helpers_t = types.Tuple([JobType(argtypes) for _, argtypes in helpers])
             archive_spec = (_archive, (i64, i64, i64, t(archive), ints, x_t, t(success), i64, i64))
-            blocks, closing, parameters, archiving, selection, gathering, draw = compiled_jobs(  # the longest first (see compiled_jobs)
+            # the longest first (see compiled_jobs)
+            blocks, closing, parameters, archiving, selection, gathering, draw = compiled_jobs(
                 (_blocks, (
                     i64, x_t, f_t, x_t, t(trial_f), t(Fs), t(Fs), t(archive), ints, t(m_f), t(m_f), ints, ints,
                     t((lower, upper)), t((given_index, given_params, given_cross)), t(fdata), t(scratch), t(values),

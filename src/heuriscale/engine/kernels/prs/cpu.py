@@ -261,13 +261,15 @@ def _select_block(xs, fb, f_in, fid, fdata, dim, row0, p0, terms, vals, run, b, 
     block_f[run, b], block_i[run, b] = best, p0 + i
 
 
-@njit(cache=True, inline="always")
-def _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim,
-           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
-           selecting):
-    """Group g of blocks (each group has its scratch; none outlives a block): each block's
-    uniforms, (9) and (11), then its values, best, NaN count and sum (the three parts are jobs:
-    uniforms, refract, selecting)."""
+@job
+def _group_job(g, packed):
+    """Group g of blocks (each group has its scratch; none outlives a block), for
+    `_spread_steps`: each block's uniforms, (9) and (11), then its values, best, NaN count and
+    sum (the three parts are jobs: uniforms, refract, selecting). packed: the other arguments
+    (flat: see `spread`)."""
+    (theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim, half,
+     scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
+     selecting) = packed
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
@@ -288,17 +290,6 @@ def _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, d
         if select:
             call_job(selecting, xs, fb, f_in, fid, fdata, dim, run * pop + p0, p0, work[2], vals, run, b, block_f,
                      block_i, block_nan, block_s)
-
-
-@job
-def _group_job(g, packed):
-    """`_group` as a job, for `_spread_steps`: packed holds its other arguments."""
-    (theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim, half,
-     scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
-     selecting) = packed  # (flat: see `spread`)
-    _group(g, theta, x, f, apex, prism, lane_row, lane_lo, lane_span, lane_hi, deg, given_r, f_in, fid, fdata, dim,
-           half, scratch, values, move, select, block_s, block_f, block_i, block_nan, key, step, uniforms, refract,
-           selecting)
 
 
 @njit(cache=True, inline="always")
@@ -325,9 +316,10 @@ def _steps(theta, x, f, apex, t, mean, prism, lane_row, lane_lo, lane_span, lane
            fid, fdata, dim, half, scratch, values, steps, move, select, block_s, best_x, best_f, hit, it, target,
            has_target, record, block_f, block_i, block_nan, nan_evals, counter, key, parts):
     """`steps` iterations on one thread, each group's loop and the close written out: the same
-    as `_group`'s and `_close`'s, which this kernel does not call (inlined, they took 1.3 us an
-    iteration at 32 x 2 against 1.0 written out here, and 11.2-11.4 against 10.6-10.8 at the
-    default 100 x 30, EPYC, with the parts inline; as PSO's `_steps`). Likely cause, not timed
+    as `_group_job`'s and `_close`'s, which this kernel does not call (inlined, they took 1.3
+    us an iteration at 32 x 2 against 1.0 written out here, and 11.2-11.4 against 10.6-10.8 at
+    the default 100 x 30, EPYC, with the parts inline; with the parts as jobs 1.4 against
+    1.1-1.2 and 11.5-11.8 against 10.9-11.1; as PSO's `_steps`). Likely cause, not timed
     apart: Numba counts references to the arrays an inlined or called function takes (the
     optimised module had 98 call sites of NRT_incref inlined, 67 written out). parts: the
     block's jobs (see the module's docstring)."""

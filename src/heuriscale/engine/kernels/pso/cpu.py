@@ -49,11 +49,13 @@ def move(xs, vs, ps, g, r1, r2, lo, hi, vmax, w, c1, c2):
         xs[e] = min(max(xs[e] + vd, lo[e]), hi[e])  # (3)
 
 
-@njit(cache=True, inline="always")
-def _group(grp, x, v, f, pbest_x, pbest_f, gbest_x, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half,
-           scratch, values, move_, select, block_f, block_i, block_nan, key, step):
-    """Group `grp` of blocks (each group has its scratch; none outlives a block): (2) and (3),
-    the values, the personal bests and each block's best."""
+@job
+def _group_job(grp, packed):
+    """Group `grp` of blocks (each group has its scratch; none outlives a block), for
+    `_spread_steps`: (2) and (3), the values, the personal bests and each block's best.
+    packed: the other arguments (flat: Numba's parallel loops take no nesting)."""
+    (x, v, f, pbest_x, pbest_f, gbest_x, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half, scratch, values,
+     move_, select, block_f, block_i, block_nan, key, step) = packed
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
@@ -92,15 +94,6 @@ def _group(grp, x, v, f, pbest_x, pbest_f, gbest_x, lo, hi, vmax, w, c1, c2, giv
             block_f[run, b], block_i[run, b], block_nan[run, b] = best, best_i, nans
 
 
-@job
-def _group_job(grp, packed):
-    """`_group` as a job, for `_spread_steps`: packed holds its other arguments."""
-    (x, v, f, pbest_x, pbest_f, gbest_x, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half, scratch, values,
-     move_, select, block_f, block_i, block_nan, key, step) = packed  # (flat: Numba's parallel loops take no nesting)
-    _group(grp, x, v, f, pbest_x, pbest_f, gbest_x, lo, hi, vmax, w, c1, c2, given_r, f_in, fid, fdata, dim, half, scratch,
-           values, move_, select, block_f, block_i, block_nan, key, step)
-
-
 @njit(cache=True, inline="always")
 def _close(x, dim, gbest_x, gbest_f, move_, select, best_x, best_f, hit, it, target, has_target, record, block_f,
            block_i, block_nan, nan_evals, counter, k):
@@ -122,9 +115,10 @@ def _steps(x, v, f, pbest_x, pbest_f, gbest_x, gbest_f, lo, hi, vmax, w, c1, c2,
            scratch, values, steps, move_, select, best_x, best_f, hit, it, target, has_target, record, block_f,
            block_i, block_nan, nan_evals, counter, key):
     """`steps` iterations on one thread, each group's work and the close written out: the same
-    as `_group`'s and `_close`'s, which this kernel does not call (inlined or called, they took
-    0.71-0.82 us an iteration at 32 particles against 0.60-0.66 written out here, EPYC; likely
-    Numba's reference counts of the array arguments, as PRS's `_steps` says)."""
+    as `_group_job`'s and `_close`'s, which this kernel does not call (inlined or called, they took
+    0.71-0.82 us an iteration at 32 particles against 0.60-0.66 written out here, EPYC, as a
+    separate inline `_group`; likely Numba's reference counts of the array arguments, as PRS's
+    `_steps` says)."""
     runs, pop = f.shape
     blocks = block_f.shape[1]
     jobs, groups = runs * blocks, values.shape[0]
