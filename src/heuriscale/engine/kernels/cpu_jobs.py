@@ -142,9 +142,10 @@ class _Build:
     PSO's parallel iterations have one). A forked process only compiles (it runs neither
     torch nor a parallel region, and ends by os._exit). Whatever a forked process did not
     write to the disk cache (it failed, was killed, or took longer than FORKED_TIMEOUT) this
-    process compiles in its usual way (`CompiledJob._resolve`), which reports any error. Off Linux (fork is unsafe on macOS,
-    missing on Windows), with one thread, or with no way to start a process (no /dev/shm for
-    the list's lock, a process limit), `start` gives None and this process compiles them all."""
+    process compiles in its usual way (`CompiledJob._resolve`), which reports any error. Off
+    Linux (fork is unsafe on macOS, missing on Windows), with one thread, or with no way to
+    start a process (no /dev/shm for the list's lock, a process limit), `start` gives None and
+    this process compiles them all."""
 
     def __init__(self, specs: list, ends) -> None:
         self.specs, self.ends, self.forked, self.done = specs, ends, [], False

@@ -2,9 +2,10 @@
 
 The math is `algorithms/pso.py`'s, which stays the reference (the tests compare the two
 with the same random numbers): per block of particles of one run, r1 and r2 (Philox, the
-CUDA kernel's counters), velocity (2) clamped to +-vmax, position (3) clamped to the box,
-(a pass of its own over the block, which vectorises), the objective inline (or read back from the engine's problem), NaN -> +inf counted,
-personal bests replaced where strictly better and the block's best new value; then per run
+CUDA kernel's counters), velocity (2) clamped to +-vmax, position (3) clamped to the box
+(a pass of its own over the block, which vectorises), the objective inline (or read back
+from the engine's problem), NaN -> +inf counted, personal bests replaced where strictly
+better and the block's best new value; then per run
 the engine's bookkeeping and gbest, replaced when strictly better (eager takes the first
 argmin of pbest_f: on exact ties the two may keep different, equally good points).
 """
