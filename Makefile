@@ -2,6 +2,7 @@
 #   make demo   set up, then the main job: a quick reproduction of all five papers on the
 #               best device present (reports in reproductions/)
 #   make test   set up, then the test suite (GPU and slow tests: make test-gpu / test-slow)
+#   make docs   set up, then build the documentation site into site/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,13 +12,13 @@ TORCH  ?= torch==2.13.0
 # kernels in Triton's interpreter, so a CPU build gets this pinned Triton added.
 TRITON ?= triton==3.9.0
 
-.PHONY: setup test test-gpu test-slow demo clean clean-kernels
+.PHONY: setup test test-gpu test-slow demo docs clean clean-kernels
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
 	$(BIN)/python -c "import triton" 2>/dev/null || $(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TRITON)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,docs]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -31,11 +32,14 @@ test-gpu: setup
 test-slow: setup
 	$(BIN)/python -m pytest -m "slow and not gpu"
 
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 demo: setup
 	$(BIN)/heuriscale reproduce all --scale quick --out reproductions
 
 clean: clean-kernels
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site
 
 # Numba's disk cache checks only the file that defines a kernel: after editing a function that
 # kernels in other files compile in (engine/kernels/cpu_random.py's philox, cpu_objectives.py's

@@ -30,8 +30,9 @@ def algorithm_class(name: str) -> type[Algorithm]:
 def get_algorithm(name: str, preset: str | None = None, **params) -> Algorithm:
     """Build algorithm `name`, starting from its `preset` (if given), then `params`.
 
-    >>> get_algorithm("pso", pop_size=64, preset="paper001").w
-    1.0
+    Examples:
+        >>> get_algorithm("pso", pop_size=64, preset="paper001").w
+        1.0
     """
     cls = algorithm_class(name)
     settings: dict = {}

@@ -88,9 +88,10 @@ def minimize(
     `heuriscale.interrupt.Interrupted` (a KeyboardInterrupt) whose `.result` holds the runs
     so far; a second signal ends the process at once.
 
-    >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
-    >>> bool((r.best_f < 1e-6).all())
-    True
+    Examples:
+        >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
+        >>> bool((r.best_f < 1e-6).all())
+        True
     """
     iters = check_count("iters", iters)
     evals = check_count("evals", evals)

@@ -42,10 +42,11 @@ NATIVE_STEPS = 1024
 class Runner:
     """Advance `runs` independent runs of `algorithm` on `problem`, one step at a time.
 
-    >>> runner = Runner("sphere", "pso", dim=5, runs=3, seed=0)
-    >>> runner.step(50)
-    >>> runner.best_f.shape
-    torch.Size([3])
+    Examples:
+        >>> runner = Runner("sphere", "pso", dim=5, runs=3, seed=0)
+        >>> runner.step(50)
+        >>> runner.best_f.shape
+        torch.Size([3])
     """
 
     def __init__(

@@ -54,12 +54,13 @@ def get_problem(name: str, dim: int | None = None, *, shift: int | None = None, 
     shift, then a random rotation around the moved minimiser, each drawn from its seed;
     both are plain data, so a study's configuration can say {"shift": 0, "rotate": 0}.
 
-    >>> get_problem("rastrigin", dim=10)
-    ClassicProblem(name='rastrigin', dim=10, bounds=[-5.12, 5.12])
-    >>> get_problem("rosenbrock", dim=4, bounds=(-5, 10)).describe()["bounds"]
-    [-5.0, 10.0]
-    >>> get_problem("sphere", dim=3, shift=1, rotate=1).name
-    'rotated(shifted(sphere))'
+    Examples:
+        >>> get_problem("rastrigin", dim=10)
+        ClassicProblem(name='rastrigin', dim=10, bounds=[-5.12, 5.12])
+        >>> get_problem("rosenbrock", dim=4, bounds=(-5, 10)).describe()["bounds"]
+        [-5.0, 10.0]
+        >>> get_problem("sphere", dim=3, shift=1, rotate=1).name
+        'rotated(shifted(sphere))'
     """
     entry = problem_entry(name)
     if dim is None and entry.needs_dim:
