@@ -50,13 +50,34 @@ class AskedProblem(Problem):
 class AskTell:
     """Ask for points, evaluate them yourself, tell their values.
 
-    `algorithm`: a name (with `**algorithm_options`, e.g. `pop_size=50, preset="paper001"`)
-    or an `Algorithm`. `problem`: a `Problem` or a registered name, or None with `dim`,
-    `lower` and `upper` (the box; the caller evaluates). `evals` (per run) or `iters` is the
-    budget: `ask()` refuses past it, and algorithms that schedule their steps over the run's
-    length (PRS, APO) take it as theirs. `runs` independent runs advance together; `seed`,
-    `device` and `dtype` as for `minimize`. `progress=True` shows a bar with evaluations per
-    second.
+    The same numbers as `minimize` for the same seed; `save(path)` and `AskTell.load(path)`
+    checkpoint the loop between any two calls.
+
+    Args:
+        algorithm: a name (with `**algorithm_options`) or an `Algorithm`.
+        problem: a `Problem` or a registered name, or None with `dim`, `lower` and `upper`
+            (the box; the caller evaluates).
+        dim: the dimension of the box, or of a problem given by name.
+        lower: the box's lower bound, a number or one per coordinate.
+        upper: the box's upper bound, a number or one per coordinate.
+        runs: independent runs advancing together; `ask()` then gives (runs, n, D).
+        seed: as for `minimize`.
+        device: as for `minimize`.
+        dtype: as for `minimize`.
+        evals: the budget in evaluations per run: `ask()` refuses past it, and algorithms
+            that schedule their steps over the run's length (PRS, APO, L-SHADE) take it as
+            theirs.
+        iters: the budget in iterations, instead of `evals`.
+        progress: show a bar with evaluations per second.
+        **algorithm_options: the algorithm's parameters, e.g. `pop_size=50, preset="paper001"`.
+
+    Examples:
+        >>> opt = AskTell("pso", dim=2, lower=-5, upper=5, evals=200, seed=0, device="cpu", pop_size=10)
+        >>> while not opt.done:
+        ...     x = opt.ask()
+        ...     opt.tell((x ** 2).sum(-1))
+        >>> opt.result().evals
+        200
     """
 
     def __init__(self, algorithm: Algorithm | str, problem: Problem | str | None = None, *, dim: int | None = None,

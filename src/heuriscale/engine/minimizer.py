@@ -62,31 +62,52 @@ def minimize(
 
     Stops at the first budget reached: `iters` iterations, `evals` evaluations per run,
     `time_limit` seconds, or `target` reached by every run (a target needs another budget).
-    With `profile=True`, `result.extra["phases"]` holds the seconds spent in each marked
-    phase of the steps (`evaluation` and the algorithm's own, e.g. FEP's `mutation`).
+    Stop criteria are checked between chunks of steps. Best-so-far is the minimum over every
+    point each run evaluated; a NaN value counts as worse than any number.
 
-    `engine`: "eager" runs each step as it is written (the reference); "graph" replays
-    chunks of `chunk` steps from a captured CUDA graph; "compiled" also compiles the step
-    with torch.compile first; "fused" replays hand-fused Triton kernels instead (PSO, PRS,
-    FEP and synchronous Firefly, see `engine/kernels`); "auto" (default) weighs the fast path on
-    CUDA ("fused" where it exists, else "compiled") against "eager" from one timed eager step
-    of this run set and the fast path's setup, and says why in `result.extra["engine_reason"]`
-    (see `engine/auto.py`).
-    Stop criteria are checked between chunks.
+    Args:
+        problem: a `Problem`, or the name of a built-in one (`problem_names()`).
+        algorithm: an `Algorithm`, or the name of a built-in one (`algorithm_names()`).
+        dim: the dimension, for a problem given by name.
+        iters: the most iterations per run.
+        evals: the most evaluations per run.
+        time_limit: the most wall-clock seconds for the whole run set.
+        target: stop when every run's best is at or below this value.
+        runs: independent runs, advanced together in the same tensors.
+        device: "cpu", "cuda", "cuda:N", or "auto" (a GPU when there is one).
+        dtype: "float32" or "float64".
+        seed: the seed of every random stream; the same seed, device, engine and `runs` give
+            the same numbers. None draws one (recorded in the result).
+        progress: show a progress bar.
+        profile: record the seconds spent in each marked phase of the steps
+            (`evaluation` and the algorithm's own, e.g. FEP's `mutation`) in
+            `result.extra["phases"]`.
+        engine: "eager" runs each step as written (the reference); "graph" replays chunks of
+            `chunk` steps from a captured CUDA graph; "compiled" also compiles the step with
+            torch.compile; "fused" runs hand-fused Triton kernels (PSO, PRS, FEP, synchronous
+            Firefly, APO); "native" runs the Numba CPU kernels; "auto" (default) picks among
+            those the configuration has from one timed eager step and the fast path's set-up
+            cost, and says why in `result.extra["engine_reason"]`.
+        chunk: steps per chunk (one CUDA graph replay, one native kernel call at most).
+        checkpoint: a path where the run set is saved, atomically, every `checkpoint_every`
+            seconds between chunks and when it stops.
+        checkpoint_every: seconds between checkpoints.
+        resume: a checkpoint to continue (same configuration; the seed and engine default to
+            the saved ones), bit for bit on the same device and engine.
+        handle_signals: in the main thread, let SIGINT and SIGTERM end the current chunk, save
+            the checkpoint and raise `heuriscale.interrupt.Interrupted` (a KeyboardInterrupt)
+            whose `.result` holds the runs so far; a second signal ends the process at once.
+        islands: under torchrun with several ranks, split each run's population over the
+            ranks as islands (None or True) or keep each rank's runs to itself (False).
+        migrate_every: iterations between migrations of islands (default: one chunk).
+        migrants: the best individuals per run each island sends at a migration.
 
-    Under torchrun with several ranks (`islands=None`, the default, or True), each run's
-    population of `pop_size` is split over the ranks as islands that exchange their
-    `migrants` best individuals every `migrate_every` iterations (default: one chunk), and
-    every rank returns the same global result (see `engine/islands.py`); `islands=False`
-    keeps the runs on this rank alone. Outside torchrun there is one island: today's path.
+    Returns:
+        The runs' outcomes: best values and points per run, history, evaluations, wall time,
+            device, engine and configuration.
 
-    Long runs: `checkpoint=PATH` saves the run set there (atomically) every
-    `checkpoint_every` seconds between chunks and when it stops; `resume=PATH` continues a
-    saved run set (same configuration; the seed and engine default to the saved ones), bit
-    for bit on the same device and engine. With `handle_signals` (default; main thread
-    only), SIGINT and SIGTERM end the current chunk, save the checkpoint and raise
-    `heuriscale.interrupt.Interrupted` (a KeyboardInterrupt) whose `.result` holds the runs
-    so far; a second signal ends the process at once.
+    Raises:
+        ValueError: a bad argument, in one line that says how to fix it, before any work.
 
     Examples:
         >>> r = minimize("sphere", "pso", dim=10, iters=300, runs=5, seed=1, device="cpu")
