@@ -29,6 +29,7 @@ import torch
 from ..algorithms import Algorithm, get_algorithm
 from ..algorithms.base import Proposal
 from ..problems import Problem, rebuild
+from ..problems.base import BoundLike
 from . import checkpoint as checkpoints
 from .arguments import as_algorithm, as_problem, check_count, steps_allowed
 from .progress import EvaluationsBar
@@ -81,9 +82,9 @@ class AskTell:
     """
 
     def __init__(self, algorithm: Algorithm | str, problem: Problem | str | None = None, *, dim: int | None = None,
-                 lower=None, upper=None, runs: int = 1, seed: int | None = None, device: str | torch.device = "auto",
+                 lower: BoundLike | None = None, upper: BoundLike | None = None, runs: int = 1, seed: int | None = None, device: str | torch.device = "auto",
                  dtype: str | torch.dtype = "float32", evals: int | None = None, iters: int | None = None,
-                 progress: bool = False, **algorithm_options) -> None:
+                 progress: bool = False, **algorithm_options: object) -> None:
         problem = _the_problem(problem, dim, lower, upper)
         algo = _the_algorithm(algorithm, algorithm_options)
         algo = algo.for_run(problem.dim, check_count("evals", evals))
