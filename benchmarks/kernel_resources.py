@@ -1,8 +1,8 @@
 """Registers, stack and spills of a fused algorithm's Triton kernels, compiled for an H100 here.
 
 A kernel that keeps too much in registers spills to local memory, and its time can grow
-tenfold (APO's move kernel kept 12.7 KB of stack a thread under Triton 3.6: issue 30, see
-docs/benchmarks.md). This needs no GPU: one step of the algorithm runs in Triton's
+tenfold (APO's move kernel kept 12.7 KB of stack a thread under Triton 3.6 before
+its mask search was rewritten). This needs no GPU: one step of the algorithm runs in Triton's
 interpreter while its launches are recorded (tests/triton_aot.py), each distinct launch is
 compiled for sm_90, and ptxas reports what it used (`ptxas -v`). Register use depends on the
 Triton version: to see the device machine's, put that Triton first on the path, e.g.

@@ -17,7 +17,7 @@ torch. Make a separate virtualenv outside the repository and run it from the rep
 
 (the three variables are also set by the script itself before NumPy is imported, so the
 plain `/tmp/mealpy-venv/bin/python benchmarks/mealpy_campaign.py` is the same). It takes
-about 21 minutes on one core of an AMD EPYC and writes `benchmarks/results/mealpy_campaign.json`.
+about 21 minutes on one core of an AMD EPYC and writes `benchmarks/results/campaigns/mealpy_campaign.json`.
 
 mealpy classes (mealpy 3.0.3; its docstrings are its documentation):
 
@@ -123,7 +123,7 @@ ALGORITHMS = {
     "firefly": (FFA.OriginalFFA, "mealpy FFA.OriginalFFA", True),
     "levy_ep": (EP.LevyEP, "mealpy EP.LevyEP (alternative to OriginalEP)", False),
 }
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "mealpy_campaign.json"
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "campaigns" / "mealpy_campaign.json"
 METHOD = {
     "measured": "1 whole run per (algorithm, function, dim) at a fraction of the budget (main), "
                 "1 at half that fraction (counted algorithms), one full-budget F1 run per counted "
