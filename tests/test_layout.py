@@ -5,6 +5,7 @@ modules, and no path of ours that users lack named in what the package says."""
 import ast
 import importlib
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,17 @@ def test_every_public_name_is_there():
     for name in heuriscale.engine.__all__:
         assert getattr(heuriscale.engine, name) is not None, name
     assert hs.__version__ == heuriscale.version.__version__
+
+
+def test_no_string_names_a_path_of_ours_that_users_lack():
+    """Reports, messages and docstrings cite papers and data by what a user can find (authors,
+    title, venue, year), never by where our working copies live (shared/papers/004 ...)."""
+    ours = re.compile(r"\bshared/|\bpapers/\d{3}")
+    found = [f"{path.relative_to(SRC)}:{node.lineno}: ...{node.value[max(0, m.start() - 40):m.end() + 20]}..."
+             for path, _ in MODULES.values() for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := ours.search(node.value))]
+    found += [str(path.relative_to(SRC)) for path in (SRC / "heuriscale").rglob("*.json") if ours.search(path.read_text())]
+    assert not found, f"name what users can find instead: {found}"
 
 
 def test_fused_kernels_are_launched_through_launch():

@@ -35,8 +35,8 @@ def reproduce(
     over the ranks, each on its own GPU, and rank 0 writes the store and the report.
     """
     from .. import studies
-    from ..terminal import print_report
     from ..studies.reproduce import stored_runs
+    from ..terminal import print_report
 
     keys = list(studies.PAPERS) if paper == "all" else [paper]
     require("matplotlib", *(["skimage"] if paper in ("apo", "all") else []))  # paper 003 thresholds images
@@ -72,12 +72,19 @@ def reproduce(
             current["key"] = key
             spec = studies.PAPERS[key]
             done, total, _ = stored_runs(spec, scale, devices, out_dir)
-            with study_progress(f"{key}: {spec.title[:60]}", total, done) as advance:
+            with study_progress(progress_label(spec), total, done) as advance:
                 report = studies.reproduce_paper(spec, scale, devices, out_dir, timeout=dist_timeout, progress=advance)
             if report is None:  # a rank other than 0 of a torchrun job: rank 0 reports
                 continue
             print_report(out, report.read_text(), full=f"{report} / {report.with_suffix('.html')}")
             out.print(f"[bold]{key}[/]: report written to {report} and {report.with_suffix('.html')}")
+
+
+def progress_label(paper) -> str:
+    """What a paper's progress bar or lines start with: its key and title, cut between words."""
+    from ..terminal import shorten
+
+    return f"{paper.key}: {shorten(paper.title, 60)}"
 
 
 def _restore(paper, scale: str, devices: list[str], out_dir: Path, csv_path: Path, only: str | None) -> None:
