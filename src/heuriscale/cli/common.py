@@ -74,7 +74,8 @@ def writable(path: Path | None, option: str, folder: bool = False) -> None:
     import tempfile
 
     if not folder and path.is_dir():
-        fail(f"{option} {path} is a folder: give a file path, e.g. {path / ('result.json' if option == '--json' else 'run.ckpt')}")
+        example = path / ("result.json" if option == "--json" else "run.ckpt")
+        fail(f"{option} {path} is a folder: give a file path, e.g. {example}")
     if folder and path.exists() and not path.is_dir():
         fail(f"{option} {path} is a file: give a folder (it is created if missing)")
     where = path if folder else path.parent
@@ -104,7 +105,8 @@ def require(*modules: str) -> None:
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         what = "; ".join(f"{_NEEDS[m][0]} ({_NEEDS[m][1]})" for m in missing)
-        fail(f"this command needs {what}, which is not installed: pip install {' '.join(_NEEDS[m][0] for m in missing)}")
+        packages = " ".join(_NEEDS[m][0] for m in missing)
+        fail(f"this command needs {what}, which is not installed: pip install {packages}")
 
 
 def parse_assignments(items: list[str] | None, option: str) -> dict:

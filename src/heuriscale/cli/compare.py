@@ -13,28 +13,38 @@ from .common import (DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, pars
 
 
 def compare(
-    algorithms_: Annotated[str, typer.Option("--algorithms", "-a", help="comma-separated, e.g. pso,apo,fep,prs,firefly")],
+    algorithms_: Annotated[str, typer.Option("--algorithms", "-a",
+                                             help="comma-separated, e.g. pso,apo,fep,prs,firefly")],
     suite: Annotated[str, typer.Option(help="cec2022, cec2017, classic (Yao et al. 1999) or bbob (COCO)")] = "cec2022",
     dims: Annotated[Optional[str], typer.Option(help="comma-separated dimensions (default: the suite's)")] = None,
-    runs: Annotated[Optional[int], typer.Option(help="runs per algorithm, function and dimension (default: the suite's, 30 for cec2022; bbob: instances 1..runs, 15)")] = None,
-    evals: Annotated[Optional[int], typer.Option(help="evaluations per run for every function (default: the suite's budgets)")] = None,
-    evals_per_dim: Annotated[Optional[int], typer.Option(help="evaluations per run as a multiple of the dimension, e.g. 1000 for 1000 x D (COCO's convention; default: the suite's budgets)")] = None,
-    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="algo.key=value, e.g. apo.pf_max=0.2 (repeatable)")] = None,
+    runs: Annotated[Optional[int], typer.Option(
+        help="runs per algorithm, function and dimension (default: the suite's, 30 for cec2022; "
+             "bbob: instances 1..runs, 15)")] = None,
+    evals: Annotated[Optional[int], typer.Option(
+        help="evaluations per run for every function (default: the suite's budgets)")] = None,
+    evals_per_dim: Annotated[Optional[int], typer.Option(
+        help="evaluations per run as a multiple of the dimension, e.g. 1000 for 1000 x D "
+             "(COCO's convention; default: the suite's budgets)")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", help="algo.key=value, e.g. apo.pf_max=0.2 (repeatable)")] = None,
     preset: Annotated[Optional[list[str]], typer.Option(help="algo=name, e.g. apo=paper003 (repeatable)")] = None,
     pop: Annotated[Optional[list[str]], typer.Option(help="algo=population size, e.g. pso=40 (repeatable)")] = None,
-    functions: Annotated[Optional[str], typer.Option(help="comma-separated subset of the suite, e.g. f1,f3 (default: all)")] = None,
-    reference: Annotated[Optional[str], typer.Option(help="the algorithm the others are tested against (default: the first)")] = None,
+    functions: Annotated[Optional[str], typer.Option(
+        help="comma-separated subset of the suite, e.g. f1,f3 (default: all)")] = None,
+    reference: Annotated[Optional[str], typer.Option(
+        help="the algorithm the others are tested against (default: the first)")] = None,
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
-    dtype: Annotated[Optional[str], typer.Option(help="float32 or float64 (default: float32 on CUDA, float64 on the CPU and for bbob)")] = None,
+    dtype: Annotated[Optional[str], typer.Option(
+        help="float32 or float64 (default: float32 on CUDA, float64 on the CPU and for bbob)")] = None,
     seed: Annotated[int, typer.Option(help="the campaign's base seed")] = 0,
     alpha: Annotated[float, typer.Option(help="significance level of the tests")] = 0.05,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", help="folder of the store and the report (default campaigns/<suite>)")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", help="folder of the store and the report (default campaigns/<suite>)")] = None,
     export: Annotated[Optional[str], typer.Option(
         help="also write the runs for the field's platforms: coco (bbob suite; for python -m cocopp), ioh "
              "(IOHanalyzer, iohinspector), or coco,ioh; into OUT/coco/<algorithm>/, OUT/ioh/<algorithm>/")] = None,
     dist_timeout: Annotated[Optional[float], typer.Option(help=DIST_TIMEOUT_HELP)] = None,
-    cpu_threads: Annotated[Optional[int], typer.Option(
-        help=THREADS_HELP)] = None,
+    cpu_threads: Annotated[Optional[int], typer.Option(help=THREADS_HELP)] = None,
 ) -> None:
     """Benchmark several algorithms over a suite: errors f - f* at the suite's recording points,
     rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.
@@ -91,8 +101,9 @@ def compare(
     if written is None:  # a rank other than 0 of a torchrun job: rank 0 reports
         return
     meta = json.loads(written["json"].read_text())["meta"]
-    out.print(f"[bold]{escape(campaign.suite.name)}[/]: " + escape(f"report written to {written['md']}, {written['html']}, "
-              f"{written['tex']} and {written['csv']}; runs stored in {written['store']}"), highlight=False, soft_wrap=True)
+    where = (f"report written to {written['md']}, {written['html']}, {written['tex']} and {written['csv']}; "
+             f"runs stored in {written['store']}")
+    out.print(f"[bold]{escape(campaign.suite.name)}[/]: " + escape(where), highlight=False, soft_wrap=True)
     for name in exports:
         out.print(escape(f"{name} data written to {written[name]}/<algorithm>/"
                          + (f" (post-process: python -m cocopp {written[name]}/*/)" if name == "coco" else "")),

@@ -14,7 +14,8 @@ from .common import (DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, requ
 def reproduce(
     paper: Annotated[str, typer.Argument(help="pso, prs, firefly, apo, fep or all")] = "all",
     scale: Annotated[str, typer.Option(help="quick (minutes, same shape) or paper (the papers' sizes)")] = "quick",
-    device: Annotated[Optional[str], typer.Option(help="devices to run on, e.g. cpu,cuda (default: all present)")] = None,
+    device: Annotated[Optional[str], typer.Option(
+        help="devices to run on, e.g. cpu,cuda (default: all present)")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="output folder")] = Path("reproductions"),
     dist_timeout: Annotated[Optional[float], typer.Option(help=DIST_TIMEOUT_HELP)] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(

@@ -30,18 +30,22 @@ def run(
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or cuda:N")] = "auto",
     dtype: Annotated[str, typer.Option(help="float32 or float64")] = "float32",
     engine: Annotated[
-        str, typer.Option(help="auto, eager, native (Numba CPU kernels), graph (CUDA-graph replay), compiled (torch.compile + graph) or fused (Triton kernels + graph); `heuriscale list` says which algorithm has which kernels")
+        str, typer.Option(help="auto, eager, native (Numba CPU kernels), graph (CUDA-graph replay), compiled "
+                               "(torch.compile + graph) or fused (Triton kernels + graph); `heuriscale list` says "
+                               "which algorithm has which kernels")
     ] = "auto",
     seed: Annotated[Optional[int], typer.Option(help="random seed (random if omitted; recorded in the result)")] = None,
     preset: Annotated[Optional[str], typer.Option(help="named parameter set of the algorithm, e.g. paper001")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="algorithm parameter key=value")] = None,
     problem_param: Annotated[
-        Optional[list[str]], typer.Option("--problem-param", "-P", help="problem parameter key=value, e.g. bounds=-5,10")
+        Optional[list[str]],
+        typer.Option("--problem-param", "-P", help="problem parameter key=value, e.g. bounds=-5,10")
     ] = None,
     image: Annotated[Optional[str], typer.Option(help="otsu: a skimage.data image name or an image file")] = None,
     levels: Annotated[Optional[int], typer.Option(help="otsu: number of thresholds")] = None,
     output_image: Annotated[
-        Optional[Path], typer.Option(help="otsu: write the image thresholded by the best solution (missing folders are created)")
+        Optional[Path],
+        typer.Option(help="otsu: write the image thresholded by the best solution (missing folders are created)")
     ] = None,
     refine: Annotated[
         Optional[str], typer.Option(help="refine each run's best point afterwards: bfgs or lbfgs")
@@ -53,12 +57,15 @@ def run(
     ] = None,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between checkpoints")] = 60.0,
     resume: Annotated[
-        Optional[Path], typer.Option(help="continue the runs saved in this checkpoint (same options; seed and engine from it)")
+        Optional[Path],
+        typer.Option(help="continue the runs saved in this checkpoint (same options; seed and engine from it)")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
     islands: Annotated[bool, typer.Option(
-        help="under torchrun: split each run's population over the ranks as islands (--no-islands: each rank alone)")] = True,
-    migrate_every: Annotated[Optional[int], typer.Option(help="islands: iterations between migrations (default one chunk)")] = None,
+        help="under torchrun: split each run's population over the ranks as islands "
+             "(--no-islands: each rank alone)")] = True,
+    migrate_every: Annotated[Optional[int], typer.Option(
+        help="islands: iterations between migrations (default one chunk)")] = None,
     migrants: Annotated[int, typer.Option(help="islands: individuals each island sends per run and migration")] = 1,
     dist_timeout: Annotated[Optional[float], typer.Option(help=DIST_TIMEOUT_HELP)] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
@@ -186,11 +193,13 @@ def _print_result(result) -> None:
     if "islands" in result.extra:
         i = result.extra["islands"]
         table.add_row("islands", f"{i['world']} ranks, ~{i['island_pop']:,} each; {i['migrants']} migrant(s) per run "
-                                 f"every {i['migrate_every']} it ({i['bytes_per_migration']:,} bytes gathered per rank)")
+                                 f"every {i['migrate_every']} it "
+                                 f"({i['bytes_per_migration']:,} bytes gathered per rank)")
     table.add_row("wall time", f"{result.wall_time:.3f} s")
     threads = result.extra.get("cpu_threads")
     threads = f", {threads} thread{'s' if threads != 1 else ''}" if threads else ""
-    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {result.extra.get('engine')} engine{threads}")
+    engine = result.extra.get("engine")
+    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {engine} engine{threads}")
     table.add_row("seed", str(result.seed))
     out.print(table)
 

@@ -11,14 +11,17 @@ from .common import err, fail, out
 
 
 def warmup(
-    algorithm_names: Annotated[Optional[list[str]], typer.Argument(metavar="[ALGO]...", help="algorithms (default: all)")] = None,
-    problem: Annotated[Optional[str], typer.Option("--problem", help="build for this problem instead of the papers' configurations")] = None,
+    algorithm_names: Annotated[Optional[list[str]], typer.Argument(
+        metavar="[ALGO]...", help="algorithms (default: all)")] = None,
+    problem: Annotated[Optional[str], typer.Option(
+        "--problem", help="build for this problem instead of the papers' configurations")] = None,
     dim: Annotated[Optional[int], typer.Option(help="with --problem: dimension")] = None,
     pop: Annotated[Optional[int], typer.Option(help="with --problem: population size")] = None,
     runs: Annotated[int, typer.Option(help="with --problem: runs advanced together")] = 1,
     dtype: Annotated[str, typer.Option(help="with --problem: float32 or float64")] = "float32",
     device: Annotated[Optional[str], typer.Option(
-        help="the CUDA device to build for, or cpu (the native Numba kernels); default: cuda if present, else cpu")] = None,
+        help="the CUDA device to build for, or cpu (the native Numba kernels); "
+             "default: cuda if present, else cpu")] = None,
 ) -> None:
     """Build the kernels ahead of time (e.g. in a cluster job's prologue); they are cached on disk.
 
@@ -89,8 +92,9 @@ def paper_warmups(names: list[str], kind: str) -> list[tuple]:
                     prob, algo = build(config)
                     runs = config.runs if config.timing == "batched" and not config.snapshots else 1
                     # native kernels compile once per dtype and kind of problem, whatever the sizes
-                    key = ((prob.name, prob.dim, repr(algo), runs) if kind == "cuda" else (type(algo.stepping()), getattr(algo.stepping(), "update", ""))) \
-                        + (config.dtype,)
+                    stepping = algo.stepping()
+                    key = ((prob.name, prob.dim, repr(algo), runs) if kind == "cuda"
+                           else (type(stepping), getattr(stepping, "update", ""))) + (config.dtype,)
                     if key not in seen and engine_for(config, prob, algo) == fast:
                         seen.add(key)
                         jobs.append((f"{config.algorithm} on {prob.name} D={prob.dim} pop={algo.pop_size} runs={runs}",
