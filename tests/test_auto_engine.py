@@ -45,14 +45,14 @@ def test_auto_on_the_cpu_says_why():
 
 
 def test_a_short_time_limit_counts_only_this_algorithms_kernels_as_loaded(monkeypatch):
-    from heuriscale.engine import kernels
+    from heuriscale.engine.kernels import cpu_common
 
     runner = Runner("rastrigin", hs.PSO(pop_size=50), dim=10, seed=0, device="cpu")
     # another algorithm's kernels in this process say nothing of PSO's in the disk cache
-    monkeypatch.setattr(kernels, "native_loaded", {"NativeAPO", "NativeFEP"})
+    monkeypatch.setattr(cpu_common, "native_loaded", {"NativeAPO", "NativeFEP"})
     other = auto.choose(runner, float("inf"), time_limit=0.3)
     assert other.engine == "eager" and "a time limit of 300 ms is short" in other.reason
-    monkeypatch.setattr(kernels, "native_loaded", {"NativePSO"})
+    monkeypatch.setattr(cpu_common, "native_loaded", {"NativePSO"})
     assert auto.choose(runner, float("inf"), time_limit=0.3).engine == "native"
     assert auto.choose(runner, float("inf"), time_limit=0.1).engine == "eager"  # 4 x 0.05 s > 0.1 s
 
@@ -118,9 +118,9 @@ def test_warm_up_builds_what_auto_uses():
 
 
 def test_warmup_covers_the_papers_fused_configurations():
-    from heuriscale.cli import _paper_warmups
+    from heuriscale.cli.warmup import paper_warmups
 
-    labels = [job[0] for job in _paper_warmups(["pso", "fep"], "cuda")]
+    labels = [job[0] for job in paper_warmups(["pso", "fep"], "cuda")]
     assert "pso on euclidean D=2 pop=65536 runs=1" in labels and "fep on fep-f5 D=32 pop=6400 runs=1" in labels
     assert len(labels) == len(set(labels))
 
@@ -144,9 +144,10 @@ def test_paper_003s_cuda_runs_replay_the_fused_apo_kernels():
 def test_warmup_on_the_cpu_builds_each_native_kernel_once_per_dtype():
     from typer.testing import CliRunner
 
-    from heuriscale.cli import _paper_warmups, app
+    from heuriscale.cli import app
+    from heuriscale.cli.warmup import paper_warmups
 
-    jobs = _paper_warmups(["pso", "apo"], "cpu")
+    jobs = paper_warmups(["pso", "apo"], "cpu")
     assert sorted((job[2].name, job[5]) for job in jobs) == [("apo", "float32"), ("apo", "float64"), ("pso", "float32")]
     assert all(job[4] == "native" for job in jobs)
     res = CliRunner().invoke(app, ["warmup", "pso", "--device", "cpu"])

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from heuriscale import catalog
 from heuriscale.cli import app
 from heuriscale.engine.progress import announcing_build
-from heuriscale.terminal import ProgressLines, print_report
+from heuriscale.terminal import ProgressLines, print_report, shorten
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -161,6 +161,20 @@ def test_progress_lines_are_spaced_in_time_but_the_last_always_prints():
         lines(_Config(name, 1), 1)
     out = buf.getvalue().splitlines()
     assert len(out) == 2 and "4 of 4 runs done" in out[1]
+
+
+def test_a_label_is_shortened_between_words():
+    title = "Standard PSO on CPU vs CUDA PSO with tree-reduction global best (paper 001)"
+    assert shorten(title, 60) == "Standard PSO on CPU vs CUDA PSO with tree-reduction global…"
+    assert shorten("Fast Evolutionary Programming", 60) == "Fast Evolutionary Programming"
+    assert shorten("Supercalifragilistic", 10) == "Supercali…"  # one word too long: cut inside, the only way
+    from heuriscale.cli.reproduce import progress_label
+    from heuriscale.studies import PAPERS
+
+    for paper in PAPERS.values():  # what `heuriscale reproduce` shows in its bar and its log lines
+        label = progress_label(paper)
+        words = label.removeprefix(f"{paper.key}: ").removesuffix("…").split()
+        assert len(label) <= len(paper.key) + 2 + 60 and words == paper.title.split()[:len(words)], label
 
 
 def test_compare_into_a_log_prints_progress_lines(tmp_path):

@@ -1,9 +1,12 @@
 """A report (report.md) printed in a terminal: prose as Markdown, each table whole where it
 fits the terminal's width, else a compact table of the columns that matter (the row's labels,
 then speedups, then the others from the left while they fit) and a line naming the columns
-left out, to be read in report.md / report.html."""
+left out, to be read in report.md / report.html. Also a study's progress in a log
+(`ProgressLines`) and labels shortened to fit a line (`shorten`)."""
 
 from __future__ import annotations
+
+import textwrap
 
 from rich import box
 from rich.console import Console
@@ -82,6 +85,14 @@ def _print_compact(console: Console, header, rows, full: str) -> None:
     if left_out:
         console.print(f"[dim]{len(left_out)} more column{'s' if len(left_out) > 1 else ''} at this width "
                       f"({', '.join(left_out)}): see {full}[/]", highlight=False)
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole as it is where it fits, else cut between two
+    words and ended with an ellipsis, so that a label never ends in half a word (only a first
+    word longer than `width` is cut inside)."""
+    short = textwrap.shorten(text, width, placeholder="…", break_on_hyphens=False)
+    return text[:width - 1] + "…" if short == "…" else short
 
 
 class ProgressLines:

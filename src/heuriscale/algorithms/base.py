@@ -100,8 +100,9 @@ class Algorithm:
 
     pop_size: int = 100
 
-    #: registry name, the paper it follows (the papers in shared/papers are "000".."004";
-    #: others are cited in full), the smallest population it works with, named parameter sets
+    #: registry name, the paper it follows ("000".."004": the five papers `heuriscale reproduce`
+    #: follows, cited in studies/papers.py; others cited in full), the smallest population it
+    #: works with, named parameter sets
     name: ClassVar[str] = "algorithm"
     paper: ClassVar[str] = ""
     min_pop: ClassVar[int] = 1

@@ -190,12 +190,3 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
 
 def _seconds(s: float) -> str:
     return f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
-
-
-def __getattr__(name: str):
-    """`warm_up`'s old import path (it lives in engine/warmup.py, which builds a Runner)."""
-    if name == "warm_up":
-        from .warmup import warm_up
-
-        return warm_up
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

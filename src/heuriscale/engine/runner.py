@@ -436,12 +436,3 @@ class Runner:
         if self._stepper is None:
             return "eager"
         return "compiled+graph" if self._stepper.compiled else "graph"
-
-
-def __getattr__(name: str):
-    """`minimize`'s old import path (it lives in engine/minimizer.py, which builds a Runner)."""
-    if name == "minimize":
-        from .minimizer import minimize
-
-        return minimize
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

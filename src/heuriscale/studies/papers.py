@@ -33,7 +33,7 @@ class Paper:
     hardware: dict
     experiments: list[Experiment]
     notes: str = ""
-    citation: str = ""  # authors, title, venue, year, DOI as far as the paper's own text gives them
+    citation: str = ""  # authors, title, venue, year, DOI, as far as they are known
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,9 +60,9 @@ PSO = Paper(
     key="pso", source="001",
     title="Standard PSO on CPU vs CUDA PSO with tree-reduction global best (paper 001)",
     hardware={"cpu": "AMD Ryzen 9 5900HX (8 cores)", "cuda": "NVIDIA GeForce RTX 3080 Laptop GPU"},
-    citation="\"Enhancing Particle Swarm Optimization performance using CUDA and a tree reduction algorithm\" is how "
-             "its abstract describes it: our copy (shared/papers/001) lacks its title page, so its exact title, authors, "
-             "venue and year are not given here (no DOI printed)",
+    citation="a paper whose abstract presents \"an enhancement for Particle Swarm Optimization performance by "
+             "utilizing CUDA and a Tree Reduction Algorithm\" (CPSO); its text has no title page and names no "
+             "authors, venue, year or DOI",
     notes="Fitness sqrt(x^2 + y^2), w = 1, c1 = c2 = 2, 100,000 iterations, 10 runs per particle count. "
           "Table IV's 2,048 average (4,865.5) and 32,768 minimum (93,643) are typos in the paper.",
     experiments=[
@@ -117,7 +117,7 @@ PRS = Paper(
     title="Prism Refraction Search on CPU and CUDA (paper 000)",
     hardware={"cpu": "Intel Core i7-1065G7", "cuda": "NVIDIA GeForce MX250"},
     citation="\"Accelerating prism refraction search, a novel physics-based metaheuristic algorithm, using CUDA for "
-             "optimization\" (authors, venue and year are not printed in our copy, shared/papers/000; no DOI printed). "
+             "optimization\" (a report that prints no authors, venue, year or DOI). "
              "The algorithm: R. Kundu, S. Chattopadhyay, S. Nag et al., \"Prism refraction search: a novel "
              "physics-based metaheuristic algorithm\", Journal of Supercomputing 80 (2024) 10746-10795, "
              "DOI 10.1007/s11227-023-05790-3",
@@ -209,8 +209,9 @@ APO = Paper(
     title="Artificial Protozoa Optimizer, sequential vs parallel (P-APO) (paper 003)",
     hardware={"cpu": "Intel Xeon @ 2.20GHz (2 cores, Colab)", "cuda": "NVIDIA Tesla T4"},
     citation="Henish Soliya and Anugrah Jain (Sardar Vallabhbhai National Institute of Technology, Surat), \"Design "
-             "and Analysis of Parallel Artificial Protozoa Optimizer (P-APO) using CUDA Architecture\" (venue and year "
-             "are not printed in our copy, shared/papers/003; no DOI printed)",
+             "and Analysis of Parallel Artificial Protozoa Optimizer (P-APO) using CUDA Architecture\", arXiv preprint "
+             "2510.14982v1, 2025 (its later versions are titled \"cuAPO: A CUDA-based Parallelization of Artificial "
+             "Protozoa Optimizer\")",
     notes="Paper 003's 'CEC2022 functions' at D = 1000 are the plain base functions on [-100, 100], with their "
           "optimum at the origin (HGBat's at -1), which APO's multiplicative moves find easily; Table 2 runs them as "
           "printed, and 'like for like' runs the same functions shifted (o ~ U[-80, 80]^D) and rotated. Which the "
@@ -296,8 +297,9 @@ FEP = Paper(
     title="Fast Evolutionary Programming on the GPU (paper 004)",
     hardware={"cpu": "Pentium 4 2.4 GHz (CPU approach)", "cuda": "NVIDIA GeForce 6800 Ultra (shaders)"},
     citation="Ka-Ling Fok, Tien-Tsin Wong (The Chinese University of Hong Kong) and Man-Leung Wong (Lingnan "
-             "University), \"Evolutionary Computing on Consumer-Level Graphics Hardware\" (venue and year are not "
-             "printed in our copy, shared/papers/004; no DOI printed)",
+             "University), \"Evolutionary Computing on Consumer Graphics Hardware\", IEEE Intelligent Systems 22(2), "
+             "69-78, 2007, DOI 10.1109/MIS.2007.28 (the manuscript reproduced here is titled \"Evolutionary Computing "
+             "on Consumer-Level Graphics Hardware\")",
     notes="f1-f5 with 32 variables, q = 10, 2000 generations.",
     experiments=[
         Experiment(

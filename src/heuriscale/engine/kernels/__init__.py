@@ -32,11 +32,7 @@ from types import ModuleType
 
 import torch
 
-from ...triton_ahead import interpreted  # noqa: F401 (the kernels' modules import it from here)
-
-#: Names of the native iterations whose kernels this process has compiled or loaded already
-#: (what `auto` weighs: see `native_in_process`).
-native_loaded: set[str] = set()
+from ...triton_ahead import interpreted
 
 
 def native_in_process(algorithm) -> bool:
@@ -45,7 +41,11 @@ def native_in_process(algorithm) -> bool:
     loaded may be missing from the disk cache (a new machine, or an edited kernel) and then
     compiles for seconds, which `auto` cannot know without loading it."""
     found = _module(algorithm, "cpu")
-    return found is not None and found[1].ITERATION.__name__ in native_loaded
+    if found is None:
+        return False
+    from .cpu_common import native_loaded  # (imported with the kernel module just now)
+
+    return found[1].ITERATION.__name__ in native_loaded
 
 
 def declared(algorithm, device_type: str):

@@ -32,10 +32,13 @@ import numpy as np
 import torch
 from numba import njit
 
-from . import native_loaded
 from ...problems.base import check_fitness
 from .cpu_jobs import inner
 from .cpu_objectives import inline_objective
+
+#: Names of the native iterations whose kernels this process has compiled or loaded already
+#: (what `auto` weighs: see `kernels.native_in_process`).
+native_loaded: set[str] = set()
 
 #: Individuals of one run per block of parallel work (one block's best is kept per call).
 BLOCK_ROWS = 256

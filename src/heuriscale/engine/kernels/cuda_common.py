@@ -23,7 +23,7 @@ import triton.language as tl
 from ... import triton_ahead
 from ...problems import classic
 from ...problems.classic import ClassicProblem
-from . import interpreted
+from ...triton_ahead import interpreted
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluate with the problem".
 FITNESS = {classic.sphere: 1, classic.euclidean: 2, classic.rastrigin: 3, classic.ackley: 4, classic.griewank: 5}
