@@ -64,6 +64,9 @@ def main() -> None:
     ap.add_argument("--out", default="benchmarks/results/validate_jade", help="writes OUT.json and OUT.md")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    meta = provenance(threads=args.threads, seed=args.seed, device=args.device,  # the tree the runs start from
+                      reference="Zhang & Sanderson 2009, Table III, JADE with archive, as quoted in pypop7 "
+                                "_repeat_jade.py @ 1a2160da8772ea8e1ff014f13946af39032f4fda")
 
     rows = []
     for name, generations, paper in PUBLISHED:
@@ -79,9 +82,6 @@ def main() -> None:
         print(f"{name} {generations} gens: mean {row['mean']:.3g} (std {row['std']:.3g}, median {row['median']:.3g}) "
               f"vs the paper's {paper:.3g}; {seconds:.1f} s", flush=True)
 
-    meta = provenance(threads=args.threads, seed=args.seed, device=args.device,
-                      reference="Zhang & Sanderson 2009, Table III, JADE with archive, as quoted in pypop7 "
-                                "_repeat_jade.py @ 1a2160da8772ea8e1ff014f13946af39032f4fda")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
