@@ -85,11 +85,11 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    lines = ["| function | generations | paper's mean | our mean | our std | our median | runs within 10x of the paper's mean |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [("| function | generations | paper's mean | our mean | our std | our median "
+              "| runs within 10x of the paper's mean |"), "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['function']} | {r['generations']:,} | {r['paper_mean']:.2g} | {r['mean']:.2g} | {r['std']:.2g} "
-                     f"| {r['median']:.2g} | {r['within_10x_of_paper']:.0%} |")
+        lines.append(f"| {r['function']} | {r['generations']:,} | {r['paper_mean']:.2g} | {r['mean']:.2g} "
+                     f"| {r['std']:.2g} | {r['median']:.2g} | {r['within_10x_of_paper']:.0%} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(json.dumps(meta))

@@ -19,7 +19,8 @@ def _state(f, mu_cr=0.5, mu_f=0.5, archive=True):
     runs, n = f.shape
     x = torch.arange(runs * n * 2, dtype=torch.float64).reshape(runs, n, 2)
     return JADEState(x=x, f=f, archive=torch.zeros(runs, n if archive else 0, 2, dtype=torch.float64),
-                     archive_n=torch.zeros(runs, dtype=torch.long), mu_cr=torch.full((runs,), mu_cr, dtype=torch.float64),
+                     archive_n=torch.zeros(runs, dtype=torch.long),
+                     mu_cr=torch.full((runs,), mu_cr, dtype=torch.float64),
                      mu_f=torch.full((runs,), mu_f, dtype=torch.float64))
 
 
@@ -35,7 +36,8 @@ def test_memory_moves_by_the_papers_rule_on_a_hand_built_generation():
     trial = Proposal(s.x + 100.0, F=F, CR=CR)
     fu = torch.tensor([[1.0, 5.0, 2.0, 6.0], [1.0, 3.0, 2.0, 9.0]], dtype=torch.float64)
     after = algo.tell(None, s, trial, fu)
-    assert after.mu_cr.tolist() == pytest.approx([0.53, 0.5]) and after.mu_f.tolist() == pytest.approx([0.45 + 0.2 / 3, 0.5])
+    assert after.mu_cr.tolist() == pytest.approx([0.53, 0.5])
+    assert after.mu_f.tolist() == pytest.approx([0.45 + 0.2 / 3, 0.5])
     assert after.f.tolist() == [[1.0, 5.0, 2.0, 5.0], [1.0, 1.0, 1.0, 1.0]]
     assert torch.equal(after.x[0, 0], s.x[0, 0] + 100) and torch.equal(after.x[0, 1], s.x[0, 1])
     assert after.archive_n.tolist() == [2, 0]
@@ -71,7 +73,8 @@ def test_f_and_cr_are_drawn_as_the_paper_draws_them():
     s = algo.init(problem, 1)
     s.mu_cr.fill_(0.95)
     CR = algo.ask(problem, s).CR
-    assert CR.max().item() == 1.0 and CR.min().item() >= 0 and (CR == 1).float().mean().item() == pytest.approx(0.31, abs=0.05)
+    assert CR.max().item() == 1.0 and CR.min().item() >= 0
+    assert (CR == 1).float().mean().item() == pytest.approx(0.31, abs=0.05)  # P(N(0.95, 0.1) >= 1) = 0.309
 
 
 @pytest.mark.parametrize("params, message", [({"p": 0}, "p must lie in (0, 1]"), ({"c": 1.5}, "c must lie in (0, 1]"),

@@ -34,7 +34,8 @@ def test_rank_sum_is_scipys_mann_whitney():
     tied_a, tied_b = np.r_[np.zeros(6), np.arange(6.0)], np.r_[np.ones(4), np.arange(2.0, 10.0)]
     for a, b in ((big_a, big_b), (tied_a, tied_b)):
         res = rank_sum(a, b)
-        assert res["method"] == "normal" and res["p"] == pytest.approx(stats.mannwhitneyu(a, b, method="asymptotic").pvalue)
+        assert res["method"] == "normal"
+        assert res["p"] == pytest.approx(stats.mannwhitneyu(a, b, method="asymptotic").pvalue)
 
 
 def _permutation_p(a, b) -> float:
@@ -69,7 +70,8 @@ def test_rank_sum_exact_on_random_tied_samples_up_to_ten_a_side():
 def test_a12_direction_ties_and_magnitudes():
     assert a12([0] * 5, [1] * 5) == 1.0 and a12([1] * 5, [0] * 5) == 0.0  # lower error wins
     assert a12([1, 2], [1, 2]) == 0.5  # ties count half
-    assert a12([0, 0, 0, 0, 1], [1, 1, 1, 2, 2]) == pytest.approx((22 + 0.5 * 3) / 25)  # 0 beats all 5; 1 beats the 2s, ties the 1s
+    # each 0 beats all 5; the 1 beats the two 2s and ties the three 1s
+    assert a12([0, 0, 0, 0, 1], [1, 1, 1, 2, 2]) == pytest.approx((22 + 0.5 * 3) / 25)
     assert a12([math.nan], [1e300]) == 0.0 and a12([], [1]) is None  # a failed run is the worst
     # thresholds on |A12 - 0.5|: 0.06, 0.14, 0.21, either direction, at the exact fraction
     def pair(k):  # 50 x 1 comparisons, k of them won: A12 = k / 50

@@ -116,10 +116,11 @@ class JADE(Algorithm):
         size = n if self.archive else 0  # |A| <= NP
         half = p.x.new_full((runs,), 0.5)
         return JADEState(x=p.x, f=f, archive=p.x.new_zeros(runs, size, dim),
-                         archive_n=torch.zeros(runs, dtype=torch.long, device=p.x.device), mu_cr=half, mu_f=half.clone())
+                         archive_n=torch.zeros(runs, dtype=torch.long, device=p.x.device),
+                         mu_cr=half, mu_f=half.clone())
 
     def ask(self, problem: Problem, s: JADEState) -> Proposal:
-        runs, n, dim = s.x.shape
+        runs, n, _ = s.x.shape
         CR = (s.mu_cr[:, None] + 0.1 * torch.randn(runs, n, device=s.x.device, dtype=s.x.dtype)).clamp(0.0, 1.0)
         F = draw_f(s.mu_f[:, None].expand(runs, n))
         count = torch.full((runs,), n, device=s.x.device)
@@ -132,7 +133,8 @@ class JADE(Algorithm):
         better = f < s.f  # selection: the trial replaces its parent when strictly better
         archive, archive_n = s.archive, s.archive_n
         if archive.shape[1]:  # the replaced parents join the archive (random members leave when full)
-            archive, archive_n = archive_keep(archive, archive_n, s.x, better, torch.full_like(archive_n, archive.shape[1]))
+            capacity = torch.full_like(archive_n, archive.shape[1])
+            archive, archive_n = archive_keep(archive, archive_n, s.x, better, capacity)
         mu_cr, mu_f = adapt(s.mu_cr, s.mu_f, p.CR, p.F, better, self.c)
         return JADEState(x=torch.where(better[..., None], p.x, s.x), f=torch.where(better, f, s.f),
                          archive=archive, archive_n=archive_n, mu_cr=mu_cr, mu_f=mu_f)

@@ -122,8 +122,8 @@ def rank_sum(a, b) -> dict:
         res = stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
         u, p = float(res.statistic), float(res.pvalue)
     mid = a.size * b.size / 2
-    return {"p": min(1.0, p) if math.isfinite(p) else 1.0, "u": u, "lower": "a" if u < mid else "b" if u > mid else None,
-            "method": method}
+    return {"p": min(1.0, p) if math.isfinite(p) else 1.0, "u": u,
+            "lower": "a" if u < mid else "b" if u > mid else None, "method": method}
 
 
 def exact_rank_sum_p(ranks, n_a: int) -> float:
