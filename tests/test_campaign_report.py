@@ -49,7 +49,7 @@ def _table(md: str, caption_start: str) -> list[list[str]]:
 
 def test_every_file_is_written(report):
     _, _, out, written = report
-    for name in ("runs.csv", "report.md", "report.html", "tables.tex", "cd_D10.png", "cd_D20.png",
+    for name in ("runs.csv", "comparisons.csv", "report.md", "report.html", "tables.tex", "cd_D10.png", "cd_D20.png",
                  "convergence_D10.png", "convergence_D20.png"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     assert written["md"] == out / "report.md" and written["cd_D10"] == out / "cd_D10.png"
@@ -83,15 +83,42 @@ def test_wilcoxon_and_friedman_sections(report):
     header, _, *body = _table(d10, "Wilcoxon")
     assert header == ["function", "APO vs FEP", "PSO vs FEP"]
     assert body[-1] == ["+/=/-", "3/0/0", "3/0/0"] and all(c.startswith("+ (") for row in body[:-1] for c in row[1:])
+    assert all(c.endswith("A12 = 1.00 large") for row in body[:-1] for c in row[1:])  # every run beats FEP's
     header, _, *ranks = _table(d10, "Mean ranks")
     assert ranks[-1][0] == "FEP" and ranks[-1][1] == "3.00"
     assert "Friedman test over N = 3 functions" in d10 and "CD = 1.91" in d10
 
 
+def test_comparisons_csv_has_p_holm_sign_and_a12_of_every_pair(report):
+    _, _, out, _ = report
+    rows = list(csv.DictReader((out / "comparisons.csv").open()))
+    assert len(rows) == 2 * 3 * 2  # 2 dims x 3 functions x 2 algorithms against FEP
+    assert list(rows[0]) == ["dim", "function", "algorithm", "reference", "p", "method", "p_holm", "sign", "a12",
+                             "magnitude"]
+    f3 = next(r for r in rows if (r["dim"], r["function"], r["algorithm"]) == ("20", "cec2022-f3", "PSO"))
+    assert (f3["reference"], f3["method"], f3["sign"]) == ("FEP", "exact", "+")
+    assert (f3["a12"], f3["magnitude"]) == ("1.0", "large")
+    assert float(f3["p"]) == pytest.approx(2 / 252) and float(f3["p_holm"]) == pytest.approx(3 * 2 / 252)
+    tex = (out / "tables.tex").read_text()
+    assert "A12 = 1.00 large" in tex and "A12" in (out / "report.html").read_text()
+
+
+def test_a12_in_the_table_points_to_the_better_side(tmp_path, fast_figures):
+    """A12 is the algorithm's chance to beat the reference: below 0.5 where the algorithm is worse."""
+    runs, meta = campaign(dims=(10,), functions=1, repeats=6)
+    meta = {**meta, "reference": "PSO"}
+    md = write_report(runs, meta, tmp_path, formats=("md",))["md"].read_text()
+    header, _, *body = _table(md, "Wilcoxon")
+    assert header == ["function", "APO vs PSO", "FEP vs PSO"]
+    assert body[0][1].startswith("- (") and body[0][1].endswith("A12 = 0.00 large")
+    assert "A12: the probability that a run of the algorithm ends with a lower error than a run of PSO" in md
+
+
 def test_rewrite_is_byte_identical_and_independent_of_run_order(report, tmp_path, fast_figures):
     runs, meta, out, _ = report
     again = write_report(list(reversed(runs)), meta, tmp_path, formats=("md", "tex", "csv"))
-    for key, name in (("md", "report.md"), ("tex", "tables.tex"), ("csv", "runs.csv")):
+    for key, name in (("md", "report.md"), ("tex", "tables.tex"), ("csv", "runs.csv"),
+                      ("comparisons", "comparisons.csv")):
         assert again[key].read_bytes() == (out / name).read_bytes(), name
 
 

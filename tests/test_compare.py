@@ -35,7 +35,7 @@ CAMPAIGN = ["compare", "--algorithms", "pso,apo", "--suite", "cec2022", "--funct
             "--device", "cpu"]
 KWARGS = dict(suite="cec2022", functions=["f1", "f3"], dims=[10], runs=5, evals=1000, pops={"pso": 20, "apo": 20},
               params={"apo": {"pf_max": 0.2}}, device="cpu")
-TEXT = ("report.md", "tables.tex", "runs.csv", "campaign.json")
+TEXT = ("report.md", "tables.tex", "runs.csv", "comparisons.csv", "campaign.json")
 
 
 PROGRESS = re.compile(r".*: \d+ of \d+ runs (stored|done)")
@@ -309,12 +309,12 @@ def test_curve_reads_the_last_whole_iteration_within_each_point():
 
 
 def test_cli_warns_before_a_campaign_whose_tests_cannot_reach_alpha(fast_figures, tmp_path):
-    args = [a if a != "5" else "3" for a in CAMPAIGN]  # 3 runs x 2 functions: smallest adjusted p 2 x 0.0469
+    args = [a if a != "5" else "3" for a in CAMPAIGN]  # 3 runs x 2 functions: smallest adjusted p 2 x 2 / C(6, 3)
     res = _cli(args + ["--out", str(tmp_path / "three")])
     assert res.exit_code == 0, res.output
     warning = [line for line in res.output.splitlines() if line.startswith("warning: ")]
     assert len(warning) == 1 and "With 3 runs per algorithm and 2 functions at D = 10" in warning[0]
-    assert "0.0937, not below alpha = 0.05" in warning[0] and "at least 4 runs" in warning[0]
+    assert "is 0.2, not below alpha = 0.05" in warning[0] and "at least 5 runs" in warning[0]  # 4: 2 x 2/70 = 0.057
     assert res.output.index("warning: ") < res.output.index("report written to")
     assert "Warning: With 3 runs" in (tmp_path / "three" / "report.md").read_text()  # the report says it too
     res = _cli(CAMPAIGN + ["--out", str(tmp_path / "five")])  # 5 runs x 2 functions: 0.008 < 0.05

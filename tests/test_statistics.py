@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from heuriscale.studies.statistics import critical_difference, friedman, holm, rank_sum, summary, versus_reference
+from heuriscale.studies.statistics import (a12, a12_magnitude, critical_difference, friedman, holm, rank_sum, summary,
+                                          versus_reference)
 from heuriscale.viz.campaign import cliques
 
 A = [1.2, 3.4, 0.5, 2.2, 4.1]
@@ -29,11 +30,56 @@ def test_summary_uses_sample_std_and_counts_failed_runs():
 def test_rank_sum_is_scipys_mann_whitney():
     exact = stats.mannwhitneyu(A, B, alternative="two-sided", method="exact")
     assert rank_sum(A, B)["p"] == pytest.approx(exact.pvalue)  # 5 runs, no ties: exact
-    tied = [0, 0, 0, 1e-3, 2e-3]
-    asym = stats.mannwhitneyu(tied, B, alternative="two-sided", method="asymptotic")
-    assert rank_sum(tied, B)["p"] == pytest.approx(asym.pvalue)  # ties: normal with tie correction
-    big_a, big_b = np.arange(12.0), np.arange(12.0) + 4.5
-    assert rank_sum(big_a, big_b)["p"] == pytest.approx(stats.mannwhitneyu(big_a, big_b).pvalue)
+    big_a, big_b = np.arange(12.0), np.arange(12.0) + 4.5  # above 10 runs a side: normal, tie-corrected
+    tied_a, tied_b = np.r_[np.zeros(6), np.arange(6.0)], np.r_[np.ones(4), np.arange(2.0, 10.0)]
+    for a, b in ((big_a, big_b), (tied_a, tied_b)):
+        res = rank_sum(a, b)
+        assert res["method"] == "normal"
+        assert res["p"] == pytest.approx(stats.mannwhitneyu(a, b, method="asymptotic").pvalue)
+
+
+def _permutation_p(a, b) -> float:
+    """scipy's exact permutation p: every split of the pooled samples enumerated."""
+    splits = math.comb(len(a) + len(b), len(a))
+    return stats.mannwhitneyu(a, b, alternative="two-sided", method=stats.PermutationMethod(n_resamples=splits)).pvalue
+
+
+@pytest.mark.parametrize("a, b, published", [([0] * 5, [1] * 5, 0.0079), ([0, 0, 0, 0, 1], [1, 1, 1, 2, 2], 0.0317),
+                                             (A, B, None), ([0, 0, 0, 1e-3, 2e-3], B, None),
+                                             ([3, 3, 1, 2, 2, 5], [2, 3, 4, 4, 4, 4, 6], None)])
+def test_rank_sum_with_ties_is_scipys_exact_permutation_p(a, b, published):
+    res = rank_sum(a, b)
+    assert res["method"] == "exact" and res["p"] == pytest.approx(_permutation_p(a, b), rel=1e-12)
+    if published is not None:  # the values a referee computes (the normal approximation gave 0.0040 and 0.0189)
+        assert round(res["p"], 4) == published
+
+
+def test_rank_sum_exact_on_random_tied_samples_up_to_ten_a_side():
+    rng = np.random.default_rng(3)
+    for n_a, n_b in ((2, 9), (4, 4), (7, 5), (10, 3)):  # scipy's enumeration takes seconds at 10 vs 10
+        for _ in range(4):
+            a, b = rng.integers(0, 4, n_a).astype(float), rng.integers(1, 5, n_b).astype(float)
+            if np.ptp(np.r_[a, b]) == 0:
+                continue
+            assert rank_sum(a, b)["p"] == pytest.approx(_permutation_p(a, b), rel=1e-12), (a, b)
+    # 10 vs 10, every run of a side at one value: 2 / C(20, 10)
+    assert rank_sum(np.zeros(10), np.ones(10))["p"] == pytest.approx(2 / 184756)
+    assert rank_sum(np.zeros(11), np.ones(11))["method"] == "normal"
+
+
+def test_a12_direction_ties_and_magnitudes():
+    assert a12([0] * 5, [1] * 5) == 1.0 and a12([1] * 5, [0] * 5) == 0.0  # lower error wins
+    assert a12([1, 2], [1, 2]) == 0.5  # ties count half
+    # each 0 beats all 5; the 1 beats the two 2s and ties the three 1s
+    assert a12([0, 0, 0, 0, 1], [1, 1, 1, 2, 2]) == pytest.approx((22 + 0.5 * 3) / 25)
+    assert a12([math.nan], [1e300]) == 0.0 and a12([], [1]) is None  # a failed run is the worst
+    # thresholds on |A12 - 0.5|: 0.06, 0.14, 0.21, either direction, at the exact fraction
+    def pair(k):  # 50 x 1 comparisons, k of them won: A12 = k / 50
+        return list(range(50)), [k - 0.5]
+    labels = {k / 50: a12_magnitude(*pair(k)) for k in (28, 27, 32, 31, 36, 35, 25, 22, 21, 15, 14)}
+    assert labels == {0.56: "small", 0.54: "negligible", 0.64: "medium", 0.62: "small", 0.72: "large",
+                      0.7: "medium", 0.5: "negligible", 0.44: "small", 0.42: "small", 0.3: "medium", 0.28: "large"}
+    assert [a12(*pair(k)) for k in (28, 14)] == [0.56, 0.28]
 
 
 def test_rank_sum_direction():
@@ -99,11 +145,15 @@ def test_versus_reference_signs_counts_and_holm_family():
     assert good["counts"] == {"+": 2, "=": 1, "-": 0} and bad["counts"] == {"+": 0, "=": 2, "-": 1}
     raw = [good["functions"][f]["p"] for f in ("f1", "f2", "f3")]
     assert [good["functions"][f]["p_holm"] for f in ("f1", "f2", "f3")] == pytest.approx(holm(raw))
+    assert [good["functions"][f]["a12"] for f in ("f1", "f2", "f3")] == [1.0, 1.0, 0.5]
+    assert [bad["functions"][f]["magnitude"] for f in ("f1", "f2", "f3")] == ["negligible", "large", "negligible"]
+    assert bad["functions"]["f2"]["a12"] == 0.0
 
 
 def test_versus_reference_without_reference_runs_leaves_the_function_out():
     res = versus_reference(_runs({("ref", "f1"): [1, 2, 3], ("x", "f1"): [4, 5, 6], ("x", "f2"): [1, 2, 3]}), "ref")
-    assert res[10]["x"]["functions"]["f2"] == {"p": None, "p_holm": None, "sign": None}
+    assert res[10]["x"]["functions"]["f2"] == {"p": None, "p_holm": None, "sign": None, "method": None, "a12": None,
+                                               "magnitude": None}
     assert sum(res[10]["x"]["counts"].values()) == 1
 
 
@@ -162,15 +212,13 @@ def test_cliques_are_maximal_runs_below_cd():
 def test_smallest_p_is_that_of_perfectly_separated_samples_each_of_one_value():
     from heuriscale.studies.statistics import smallest_p
 
-    # 5 vs 5 without ties, exact: 2 / C(10, 5) = 2/252 (scipy's exact test gives the same); tied
-    # samples (every run of a side at one value, as runs that all reach 0 error) go lower: the
-    # normal approximation's tie correction shrinks its variance
-    exact = stats.mannwhitneyu(range(5), range(5, 10), alternative="two-sided", method="exact").pvalue
-    assert exact == pytest.approx(2 / 252)
-    tied = stats.mannwhitneyu([0] * 5, [1] * 5, alternative="two-sided", method="asymptotic",
-                              use_continuity=True).pvalue
-    assert smallest_p(5) == pytest.approx(tied) and tied < exact
-    for n in (3, 6, 9, 30):  # no data with n runs per side gives a smaller p, tied or not
+    # up to 10 a side the test is exact: 2 / C(2n, n), tied or not (5 vs 5: 2/252; the normal
+    # approximation gave tied samples 0.0040); above it, tied samples go lower than untied ones
+    # (the normal approximation's tie correction shrinks its variance)
+    assert smallest_p(5) == pytest.approx(2 / 252) and smallest_p(10) == pytest.approx(2 / 184756)
+    tied = stats.mannwhitneyu([0] * 12, [1] * 12, alternative="two-sided", method="asymptotic").pvalue
+    assert smallest_p(12) == pytest.approx(tied) and tied < stats.mannwhitneyu(range(12), range(12, 24)).pvalue
+    for n in (3, 6, 9, 12, 30):  # no data with n runs per side gives a smaller p, tied or not
         rng = np.random.default_rng(n)
         samples = [(rng.normal(size=n), rng.normal(size=n) + 5) for _ in range(5)]
         samples += [(np.zeros(n), rng.normal(size=n) + 5), (np.zeros(n), np.r_[np.ones(n - 1), 2.0]),
@@ -178,17 +226,19 @@ def test_smallest_p_is_that_of_perfectly_separated_samples_each_of_one_value():
         assert all(rank_sum(a, b)["p"] >= smallest_p(n) * (1 - 1e-12) for a, b in samples)
 
 
-def test_unreachable_significance_4_runs_x_12_functions_warns_30_runs_does_not():
+def test_unreachable_significance_5_runs_x_12_functions_warns_30_runs_does_not():
     from heuriscale.studies.compare import plan, significance_warnings
     from heuriscale.studies.statistics import attainable, smallest_p
 
-    four = attainable(4, 12, 0.05)
-    assert not four["possible"] and four["min_p_holm"] == pytest.approx(12 * smallest_p(4))
-    assert four["runs_needed"] == 5 and attainable(5, 12, 0.05)["possible"]
+    # exact p: 5 runs a side cannot go below 2/252, x 12 functions = 0.095 > 0.05 (the normal
+    # approximation's 0.0040 x 12 = 0.048 said it could); 6 runs: 2/924 x 12 = 0.026
+    five = attainable(5, 12, 0.05)
+    assert not five["possible"] and five["min_p_holm"] == pytest.approx(12 * smallest_p(5)) == pytest.approx(24 / 252)
+    assert five["runs_needed"] == 6 and attainable(6, 12, 0.05)["possible"]
     assert attainable(30, 12, 0.05)["possible"]
-    warned = significance_warnings(plan("pso,apo", "cec2022", [10], runs=4, device="cpu"))
-    assert len(warned) == 1 and "0.157" in warned[0] and "D = 10" in warned[0]
-    assert "at least 5 runs" in warned[0]
+    warned = significance_warnings(plan("pso,apo", "cec2022", [10], runs=5, device="cpu"))
+    assert len(warned) == 1 and "0.0952" in warned[0] and "D = 10" in warned[0]
+    assert "at least 6 runs" in warned[0]
     assert significance_warnings(plan("pso,apo", "cec2022", [10, 20], runs=30, device="cpu")) == []
     assert significance_warnings(plan("pso", "cec2022", [10], runs=4, device="cpu")) == []  # nothing is tested
     # a stricter alpha makes 30 runs x 12 functions fine still, 6 runs not

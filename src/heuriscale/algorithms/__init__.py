@@ -6,6 +6,7 @@ from .cmaes import CMAES
 from .de import DE
 from .fep import FEP
 from .firefly import Firefly
+from .jade import JADE
 from .jso import JSO
 from .lshade import LSHADE
 from .prs import PRS
@@ -23,6 +24,7 @@ __all__ = [
     "PRS",
     "FEP",
     "Firefly",
+    "JADE",
     "LSHADE",
     "JSO",
     "get_algorithm",

@@ -35,9 +35,9 @@ Comput. 13(5), 2009, 945-958), with its archive, at the fixed F and CR given her
           population without x_i, x~_r2 from the population and the archive A without x_i, x_r1;
           the parents a trial replaced enter A, of at most NP members (random ones leave)
 
-JADE's own adaptation of F and CR (mu_F, mu_CR) is not here: L-SHADE (`lshade.py`) and jSO
-(`jso.py`) adapt them from a memory of successes, with the same mutation and archive
-(`current_to_pbest`, `archive_keep` below).
+JADE's own adaptation of F and CR (mu_F, mu_CR) is algorithm `jade` (`jade.py`); L-SHADE
+(`lshade.py`) and jSO (`jso.py`) adapt them from a memory of successes. All three use the
+mutation and archive below (`current_to_pbest`, `archive_keep`).
 
 This file is the algorithm's whole specification: the engine runs it eagerly on the CPU and
 eagerly, graph-replayed or compiled on CUDA; its native CPU kernel (engine/kernels/de/cpu.py)

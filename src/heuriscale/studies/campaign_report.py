@@ -1,5 +1,6 @@
-"""The report of a finished benchmarking campaign (`heuriscale compare`): runs.csv, report.md,
-a self-contained report.html, booktabs tables.tex and the figures, from a list of runs.
+"""The report of a finished benchmarking campaign (`heuriscale compare`): runs.csv,
+comparisons.csv (every pairwise test: p, Holm-adjusted p, sign, A12), report.md, a
+self-contained report.html, booktabs tables.tex and the figures, from a list of runs.
 
 The tables are built once, as rows of cells, and rendered three ways (Markdown, HTML, LaTeX), so
 the formats cannot disagree. A cell is a tuple of parts concatenated: a float (shown in scientific
@@ -20,14 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .statistics import friedman, natural_key, reported_error, significance_sentence, summary, versus_reference
+from .statistics import (EXACT_RUNS, friedman, natural_key, reported_error, significance_sentence, summary,
+                         versus_reference)
 
 FORMATS = ("md", "html", "tex", "csv")
 __all__ = ["write_report", "FORMATS"]
 
 
 def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS) -> dict[str, Path]:
-    """Write the campaign report under `out_dir`; returns {"md" | "html" | "tex" | "csv" | figure stem: path}.
+    """Write the campaign report under `out_dir`; returns {"md" | "html" | "tex" | "csv" | "comparisons" |
+    figure stem: path} ("csv": runs.csv, one row per run; "comparisons": comparisons.csv, one row
+    per algorithm, function and dimension tested against the reference; both with "csv").
 
     Figures (`cd_D10.png`, `convergence_D10.png`, ...) are drawn when md or html is asked for."""
     unknown = set(formats) - set(FORMATS)
@@ -47,6 +51,8 @@ def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS) -> dict
     if "csv" in formats:
         written["csv"] = _write_csv(out / "runs.csv", runs, meta.get("fractions", []))
     wilcoxon = versus_reference(runs, ref, alpha)
+    if "csv" in formats:
+        written["comparisons"] = _write_comparisons(out / "comparisons.csv", wilcoxon, ref)
     blocks = _header(runs, meta, algorithms)
     draw = "md" in formats or "html" in formats
     for dim in sorted({r["dim"] for r in runs}):
@@ -154,12 +160,17 @@ def _dimension(dim, runs, meta, algorithms, wilcoxon, alpha, folder, written) ->
     if others:
         rows = [[(f,)] + [_sign_cell(wilcoxon[a]["functions"].get(f)) for a in others] for f in functions]
         rows.append([("+/=/-",)] + [("{+}/{=}/{-}".format(**wilcoxon[a]["counts"]),) for a in others])
-        blocks.append(("table", f"Wilcoxon rank-sum against {ref}, D = {dim}: sign (Holm-adjusted p)",
-                       f"tab:wilcoxon-D{dim}", ["function"] + [f"{a} vs {ref}" for a in others], rows, set()))
-        blocks.append(("p", f"Two-sided Wilcoxon rank-sum (Mann-Whitney U, exact when a sample has at most 8 runs and "
-                       f"there are no ties, else normal with tie correction) of each algorithm against {ref}; p adjusted "
-                       f"by Holm over the functions of D = {dim} for that algorithm. '+': significantly lower error than "
-                       f"{ref} (adjusted p < {alpha:g}), '-': significantly higher, '=': no significant difference."))
+        blocks.append(("table", f"Wilcoxon rank-sum against {ref}, D = {dim}: sign (Holm-adjusted p), "
+                       f"Vargha-Delaney A12 and its magnitude", f"tab:wilcoxon-D{dim}",
+                       ["function"] + [f"{a} vs {ref}" for a in others], rows, set()))
+        blocks.append(("p", f"Two-sided Wilcoxon rank-sum (Mann-Whitney U) of each algorithm against {ref}: exact "
+                       f"(the permutation distribution given the ties) when neither sample has more than {EXACT_RUNS} "
+                       f"runs, else normal with tie and continuity correction; p adjusted by Holm over the functions "
+                       f"of D = {dim} for that algorithm. '+': significantly lower error than {ref} (adjusted p < "
+                       f"{alpha:g}), '-': significantly higher, '=': no significant difference. A12: the probability "
+                       f"that a run of the algorithm ends with a lower error than a run of {ref} (ties count half; "
+                       f"above 0.5 favours the algorithm), negligible below |A12 - 0.5| = 0.06, small from 0.06, "
+                       f"medium from 0.14, large from 0.21 (A12 = 0.56, 0.64, 0.71 and 0.44, 0.36, 0.29)."))
         counts = _count_cells(runs)
         fewest = min(counts.values())
         family = max(sum(1 for t in wilcoxon[a]["functions"].values() if t["p"] is not None) for a in others)
@@ -195,7 +206,9 @@ def _spread_cell(s):
 
 
 def _sign_cell(t):
-    return (None,) if t is None or t["sign"] is None else (t["sign"], " (", t["p_holm"], ")")
+    if t is None or t["sign"] is None:
+        return (None,)
+    return t["sign"], " (", t["p_holm"], f"), A12 = {t['a12']:.2f} {t['magnitude']}"
 
 
 def _friedman_text(res, alpha, dropped, algos) -> str:
@@ -372,4 +385,23 @@ def _write_csv(path: Path, runs, fractions) -> Path:
             curve = list(r.get("curve") or [])
             w.writerow([r[k] for k in fields] + [repr(float(v)) for v in curve[: len(points)]]
                        + [""] * (len(points) - len(curve)))
+    return path
+
+
+COMPARISON_FIELDS = ["dim", "function", "algorithm", "reference", "p", "method", "p_holm", "sign", "a12", "magnitude"]
+
+
+def _write_comparisons(path: Path, wilcoxon: dict, reference: str) -> Path:
+    """One row per algorithm, function and dimension tested against `reference` (the rows of the
+    report's Wilcoxon tables): raw and Holm-adjusted p, sign, A12 and its magnitude; floats as
+    Python writes them (repr), a function left out of the tests (a side without runs) empty."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(COMPARISON_FIELDS)
+        for dim in sorted(wilcoxon):
+            for algo in sorted(wilcoxon[dim]):
+                for function, t in wilcoxon[dim][algo]["functions"].items():
+                    w.writerow([dim, function, algo, reference]
+                               + ["" if t[k] is None else repr(float(t[k])) if k in ("p", "p_holm", "a12") else t[k]
+                                  for k in COMPARISON_FIELDS[4:]])
     return path
