@@ -18,8 +18,8 @@ from .version import __version__
 
 #: Public name -> the module that defines it (imported when the name is first used).
 _WHERE = {
-    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JSO", "LSHADE", "PRS", "PSO", "Firefly", "Algorithm", "Kernels", "State",
-                     "algorithm_names", "get_algorithm", "register_algorithm"), ".algorithms"),
+    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JADE", "JSO", "LSHADE", "PRS", "PSO", "Firefly", "Algorithm",
+                     "Kernels", "State", "algorithm_names", "get_algorithm", "register_algorithm"), ".algorithms"),
     **dict.fromkeys(("AskTell", "Result", "Runner", "minimize", "set_cpu_threads"), ".engine"),
     **dict.fromkeys(("NumpyFunction", "Problem", "ScalarFunction", "TorchFunction", "Workers", "get_problem",
                      "problem_names", "register_problem"), ".problems"),
@@ -53,6 +53,7 @@ __all__ = [
     "FEP",
     "Firefly",
     "DE",
+    "JADE",
     "LSHADE",
     "JSO",
     "CMAES",
@@ -64,7 +65,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ imports on demand
-    from .algorithms import APO, CMAES, DE, JSO, LSHADE, FEP, PRS, PSO, Algorithm, Firefly, Kernels, State  # noqa: F401
+    from .algorithms import APO, CMAES, DE, FEP, JADE, JSO, LSHADE, PRS, PSO, Firefly  # noqa: F401
+    from .algorithms import Algorithm, Kernels, State  # noqa: F401
     from .algorithms import algorithm_names, get_algorithm, register_algorithm  # noqa: F401
     from .engine import AskTell, Result, Runner, minimize, set_cpu_threads  # noqa: F401
     from .problems import NumpyFunction, Problem, ScalarFunction, TorchFunction, Workers  # noqa: F401

@@ -105,7 +105,7 @@ class APO(Algorithm):
     name = "apo"
     min_pop = 3
     population_copies = 14
-    paper = "003"
+    paper = "Wang et al. 2024; Soliya & Jain, P-APO, arXiv 2510.14982 (reproduce apo)"
     presets = {"paper003": {"pf_max": 0.1, "np": 1}}
     state_type = APOState
     kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/apo/

@@ -100,8 +100,8 @@ class Algorithm:
 
     pop_size: int = 100
 
-    #: registry name, the paper it follows ("000".."004": the five papers `heuriscale reproduce`
-    #: follows, cited in studies/papers.py; others cited in full), the smallest population it
+    #: registry name, the paper it follows (a short citation; the five papers `heuriscale
+    #: reproduce` follows are cited in full in studies/papers.py), the smallest population it
     #: works with, named parameter sets
     name: ClassVar[str] = "algorithm"
     paper: ClassVar[str] = ""

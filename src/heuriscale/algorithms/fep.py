@@ -69,7 +69,7 @@ class FEP(Algorithm):
 
     name = "fep"
     min_pop = 2
-    paper = "004"
+    paper = "Yao, Liu & Lin 1999; Fok, Wong & Wong, IEEE Intell. Syst. 2007 (reproduce fep)"
     presets = {"paper004": {"q": 10, "eta0": 3.0, "mutation": "cauchy"}}
     state_type = FEPState
     kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/fep/

@@ -98,7 +98,7 @@ class Firefly(Algorithm):
     name = "firefly"
     min_pop = 2
     population_copies = 10
-    paper = "002"
+    paper = "Yang 2008; Abdullah, Firefly + BFGS with OpenMP and CUDA (reproduce firefly)"
     presets = {"paper002": {"pop_size": 40, "alpha": 0.5, "beta0": 0.2, "gamma": 1.0, "scale": "absolute"}}
     state_type = State
     kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/firefly/ (CUDA: the synchronous update)

@@ -67,7 +67,7 @@ class PRS(Algorithm):
 
     name = "prs"
     min_pop = 1
-    paper = "000"
+    paper = "Kundu et al., J. Supercomputing 2024; on CUDA (reproduce prs)"
     presets = {"paper000": {"pop_size": 1024, "alpha": 0.009}}
     state_type = PRSState
     kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/prs/

@@ -49,7 +49,7 @@ class PSO(Algorithm):
     name = "pso"
     min_pop = 2
     population_copies = 10
-    paper = "001"
+    paper = "Kennedy & Eberhart 1995; CUDA with tree-reduction global best (reproduce pso)"
     presets = {"paper001": {"w": 1.0, "c1": 2.0, "c2": 2.0}}
     state_type = PSOState
     kernels = Kernels(cuda=True, cpu=True)  # engine/kernels/pso/

@@ -101,7 +101,8 @@ def compare(
     if written is None:  # a rank other than 0 of a torchrun job: rank 0 reports
         return
     meta = json.loads(written["json"].read_text())["meta"]
-    where = (f"report written to {written['md']}, {written['html']}, {written['tex']} and {written['csv']}; "
+    tables = [written[key] for key in ("md", "html", "tex", "csv", "comparisons") if key in written]
+    where = (f"report written to {', '.join(map(str, tables[:-1]))} and {tables[-1]}; "
              f"runs stored in {written['store']}")
     out.print(f"[bold]{escape(campaign.suite.name)}[/]: " + escape(where), highlight=False, soft_wrap=True)
     for name in exports:
