@@ -1,4 +1,4 @@
-"""Triton's one-time work in a process, started early in a thread (issue 30: fast first runs).
+"""Triton's one-time work in a process, started early in a thread, so that a first run waits less.
 
 Before Triton compiles or loads any kernel it hashes its own 415 MB library (the key of its
 cache, in every process: 0.24 s on the 2-core development machine), asks `ptxas --version`,

@@ -27,7 +27,7 @@ Choices (measured against paper 000's tables, see ALGORITHMS.md; do not "fix" th
 - no greedy acceptance: the engine keeps the best-so-far. `pop_size=1` is the original
   single-solution PRS.
 
-Its parameters hold no length (issue 28 looked for one, as Firefly's gamma was): `alpha` is a
+Its parameters hold no length: `alpha` is a
 decay rate over the run's horizon, the population lives as angles mapped onto whatever box
 the problem has, and A0 comes from the bounds by (8): there is no absolute length to make
 relative, and the defaults stay paper 000's.

@@ -16,7 +16,7 @@ _announced: set[tuple[str, str]] = set()
 
 #: Measured cold builds (empty caches) of one algorithm's kernels: native CPU kernels 2.3 s
 #: (pso) to 6.8 s (fep at paper 004's size; L-SHADE and jSO 6.7 s) on the 2-core EPYC
-#: (docs/benchmarks.md, "First run on the CPU (issue 30)" and the DE family's section), fused
+#: (docs/benchmarks.md, first runs), fused
 #: CUDA kernels 1.7 s (pso) to 5.3 s (fep, its kernels compiled together; 6.9 s one after
 #: another) on an H100 (2026-11-26; docs/benchmarks.md, first runs).
 _BUILD_ESTIMATE = {"native": "2-7 s on 2 cores", "fused": "2-8 s on an H100"}

@@ -9,8 +9,7 @@ wrapper compiled (and cached on disk) for the one objective and dtype a run uses
 address in fdata[0]. So one build of a kernel serves every objective, and building it
 compiles none of them: inlining all of them behind a branch on fid made every kernel build
 compile (and LLVM optimise, once per parallel loop) all sixteen functions, Otsu's sort and
-the spring's constraints, a third of a first run's wait (measured: 2.1-2.5 s of 7-16 s,
-issue 30). A pointer call also costs less per point than that branch did (16 ns a point:
+the spring's constraints, a third of a first run's wait (measured: 2.1-2.5 s of 7-16 s). A pointer call also costs less per point than that branch did (16 ns a point:
 PSO at 32 x 2 went from 1.85 to 1.35 us per iteration for a user's function).
 """
 

@@ -396,7 +396,7 @@ class FusedIteration:
         A graph's history rows (`record`) are rows of one (chunk, runs) tensor: for one run in
         float32, three rows in four start off Triton's 16-byte alignment, and a kernel
         specialised on the pointer's alignment was built again, alone, inside the first
-        capture, after the set-up had compiled the others together (issue 30: FEP at paper
+        capture, after the set-up had compiled the others together (FEP at paper
         004's size, set-up with empty caches 3.23 s before, 1.79 s after, H100 machine). The
         kernels that take `record_ptr` do not specialise on it (`do_not_specialize`)."""
         return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,

@@ -16,14 +16,14 @@ distribution. One iteration:
 
 Parts 1 and 2 are jobs (`cpu_jobs.py`): compiled once for the serial and the parallel build,
 and called through their addresses (the parallel build took 13.2 s where the serial one
-took 6.2, compiling and optimising part 2 again in each loop; issue 30). Part 2's job, a
+took 6.2, compiling and optimising part 2 again in each loop). Part 2's job, a
 block's candidates, calls the values and selection as a job of their own after each chunk of
 about SELECT_BYTES of candidates (still in L1; at D = 30 a chunk is a whole slice of ranks),
 and the mask's draws and the dense move as jobs too: on a new machine each compiles in a
 process of its own (the candidates' job, with everything in it, was the longest compile:
 2.2 s of 4.4). A selection after the whole block rather than after each chunk evaluated its
 candidates out of L1: at 1,000 x 1,000 on 16 threads, 825-932 us a step per chunk against
-852-945 us per block (Xeon, docs/benchmarks.md, fifth pass).
+852-945 us per block (Xeon).
 
 Sorting moves no rows: rank r's parent is row `order[r]` of the source buffer, and the
 selection's copy into the other buffer is the sort. The two buffers swap roles after each

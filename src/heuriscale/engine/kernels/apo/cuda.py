@@ -321,7 +321,7 @@ def _renew(renew_ptr, keys_ptr, s_ptr, coef_ptr, counter_ptr, it_ptr, seed, P, R
 
     # The need-th smallest key, 8 bits at a time from the top (FEP's selection by counting):
     # `prefix` holds the digits found, `high` marks their bits. A loop, not unrolled: unrolled,
-    # this was the longest kernel of APO's first run to compile (issue 30).
+    # this was the longest kernel of APO's first run to compile.
     prefix = need * 0
     high = need * 0
     for k in range(4):

@@ -22,7 +22,7 @@ from the same key. `_generations` runs `steps` generations per call, each in fou
 
 Each part's work is a job (`cpu_jobs.py`): compiled once, for the serial and the parallel
 build alike, and called through its address, so that a parallel build does not compile and
-optimise it again in each of its loops (issue 30: the parallel build took 12.6 s where the
+optimise it again in each of its loops (the parallel build took 12.6 s where the
 serial one took 7.4; a call costs tens of nanoseconds, against microseconds of work). Part 1
 is two jobs (the offspring, then their values NaN-guarded into the union), and the offspring
 call their draws and inline values as jobs too: on a new machine each compiles in a process

@@ -228,7 +228,7 @@ def _select(
 
     # The need-th smallest f (as ordered bits) at that level, 8 bits at a time from the top:
     # `prefix` holds the digits found, `high` marks their bits. A loop, not unrolled: unrolled,
-    # its 4-8 passes made this the longest kernel of FEP's first run to compile (issue 30).
+    # its 4-8 passes made this the longest kernel of FEP's first run to compile.
     prefix = (cut * 0).to(tl.uint64)
     high = (cut * 0).to(tl.uint64)
     for k in range(BITS // 8):
