@@ -110,6 +110,10 @@ def main() -> None:
     ap.add_argument("--sizes", default=None, help="comma-separated 'algorithm label' or 'algorithm pop x dim'")
     ap.add_argument("--budget", type=float, default=None, help="seconds; configurations after it are skipped")
     ap.add_argument("--commit", default=None, help="the code's commit (default: git rev-parse HEAD)")
+    ap.add_argument("--compile-only", action="store_true", help="build (or load) the kernels: one step of each "
+                    "configuration at the default threads and at 2, nothing measured (run one process per algorithm "
+                    "beforehand on a new machine: a process that forks compilers after its parallel launches may wait "
+                    "on a lock)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     settings = [int(t) for t in args.threads.split(",")] + ["default"]
@@ -127,6 +131,13 @@ def main() -> None:
         if only and alg not in only or sizes and not ({f"{alg} {label}", f"{alg} {pop} x {dim}"} & sizes):
             continue
         for runs in map(int, args.runs.split(",")):
+            if args.compile_only:
+                for setting in ("default", 2):
+                    set_cpu_threads(None if setting == "default" else setting)
+                    problem = get_problem(prob) if dim is None else get_problem(prob, dim=dim)
+                    Runner(problem, get_algorithm(alg, pop_size=pop).with_horizon(10**6), runs=runs, device="cpu",
+                           dtype=dtype, engine="native", seed=0).step(1)
+                continue
             if args.budget is not None and time.perf_counter() - started > args.budget:
                 report["skipped"].append(f"{alg} {label} x {runs}")
                 continue
@@ -145,7 +156,7 @@ def main() -> None:
                    "runs": runs, "seconds": samples, "best": best, "fastest": int(fastest),
                    "default_threads": chosen["threads"], "default_from": chosen["from"],
                    "default_vs_fastest": best["default"] / fixed[fastest],
-                   "default_vs_one": best["default"] / best["1"]}
+                   "default_vs_one": best["default"] / best["1"], "elapsed": time.perf_counter() - started}
             report["rows"].append(row)
             report["elapsed"] = time.perf_counter() - started
             out.write_text(json.dumps(report, indent=1))

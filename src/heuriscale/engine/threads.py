@@ -15,7 +15,7 @@ instead and win over both the rule and the share. Results say what was used
 (`extra["cpu_threads"]`) and why (`extra["cpu_threads_from"]`).
 
 Numba's thread count is per calling thread and costs about 1.5 us to set, so a run set sets
-it before each parallel launch only when this thread's count differs (`use_numba_threads`).
+it before each parallel launch only when this thread's count differs (`use_threads_here`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ import torch
 #: Threads for this process, overriding the default (and a torchrun rank's share).
 THREADS_ENV = "HEURISCALE_CPU_THREADS"
 #: Coordinates of work an iteration per thread the rule gives (see `threads_for_work`).
-THREAD_GRAIN = 8192
+THREAD_GRAIN = 2048
+#: Machines with more cores than this leave half of them to the rest of the machine.
+ALL_CORES_UP_TO = 4
 #: Why the CPU threads are what they are, once decided (None: not yet).
 _threads_source: str | None = None
 #: The count fixed by `set_cpu_threads` or $HEURISCALE_CPU_THREADS (None: the rule decides).
@@ -38,6 +40,8 @@ _fixed: int | None = None
 _cap: int | None = None
 #: Numba's count as this module last set it, per calling thread (Numba keeps one per thread).
 _numba_set: dict[int, int] = {}
+#: Torch's count as this module last set it (one for the process).
+_torch_set: int | None = None
 
 
 def set_cpu_threads(n: int | None) -> None:
@@ -48,8 +52,7 @@ def set_cpu_threads(n: int | None) -> None:
     global _threads_source, _fixed
     if n is None:
         _threads_source, _fixed = None, None
-        _use_threads(_pool_size())
-        default_cpu_threads()
+        _use_threads(_pool_size())  # (decided again, from the environment, before the next CPU work)
         return
     _use_threads(n)
     _threads_source, _fixed = "set explicitly", n
@@ -98,8 +101,11 @@ def default_cpu_threads() -> str:
         _cap = min(max(1, cores // local_world), _cap)
         _use_threads(_cap)
         _threads_source = f"share of {cores} cores among {local_world} ranks on this machine"
+    elif _cap > ALL_CORES_UP_TO:
+        _threads_source = f"half of {_cap} cores" if _cap == cpu_cores() else f"half of Numba's pool of {_cap}"
+        _cap //= 2
     else:
-        _threads_source = "all cores" if _cap == cpu_cores() else f"{_cap} cores (Numba's pool)"
+        _threads_source = f"all {_cap} cores" if _cap == cpu_cores() else f"Numba's pool of {_cap}"
     return _threads_source
 
 
@@ -120,7 +126,7 @@ def threads_for_work(work: int, parts: int, cap: int, parallel_min: int, grain: 
         return 1, "one piece of parallel work"
     n = min(cap, parts, max(1, work // grain))
     if n == cap:
-        return n, f"one thread per {grain:,} coordinates, all {cap} allowed"
+        return n, f"one thread per {grain:,} coordinates, up to the cap"
     if n == parts:
         return n, f"one thread per piece of parallel work ({parts:,}), fewer than one per {grain:,} coordinates"
     return n, f"one thread per {grain:,} coordinates"
@@ -135,18 +141,28 @@ def choose_threads(work: int, parts: int, what: str, parallel_min: int) -> tuple
         return _fixed, source
     cap = _cap if _cap is not None else _pool_size()
     n, rule = threads_for_work(work, parts, cap, parallel_min)
-    return n, f"work {what}: {n} of {cap} cores ({source}; rule: {rule})"
+    return n, f"work {what}: {n} thread{'s' if n > 1 else ''} ({rule}; at most {cap}: {source})"
 
 
-def use_numba_threads(n: int) -> None:
-    """Numba's threads for this calling thread's next parallel launches (set only when they
-    differ from what this module last set here: setting costs about 1.5 us)."""
-    ident = threading.get_ident()
-    if _numba_set.get(ident) != n:
-        import numba
+def use_threads_here(n: int, parallel: bool) -> None:
+    """Before a native launch of a run set that chose `n` threads (`parallel`: the launch goes
+    over them): Numba's count for this calling thread, and, unless a count is fixed, torch's
+    (`n`, or 1 for a serial launch), so that torch's pool does not keep every core busy around
+    a run set that uses a few (measured: a one-thread run set took 1.3-1.5x as long per
+    iteration with torch's pool at 64 threads as with it at one). Each is set only when it
+    differs from what this module last set (Numba's costs about 1.5 us)."""
+    global _torch_set
+    if parallel:
+        ident = threading.get_ident()
+        if _numba_set.get(ident) != n:
+            import numba
 
-        numba.set_num_threads(n)
-        _numba_set[ident] = n
+            numba.set_num_threads(n)
+            _numba_set[ident] = n
+    wanted = n if parallel else 1
+    if _fixed is None and _torch_set != wanted:
+        torch.set_num_threads(wanted)
+        _torch_set = wanted
 
 
 def _env_count(name: str) -> int | None:
@@ -170,6 +186,7 @@ def _pool_size() -> int:
 def _use_threads(n: int) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"cpu threads must be an integer >= 1, got {n!r}")
+    global _torch_set
     if importlib.util.find_spec("numba") is not None:
         import numba
 
@@ -180,6 +197,7 @@ def _use_threads(n: int) -> None:
         _numba_set.clear()  # (other threads keep theirs; they set theirs again at their next launch)
         _numba_set[threading.get_ident()] = n
     torch.set_num_threads(n)
+    _torch_set = n
 
 
 def thread_limit() -> int:

@@ -33,7 +33,7 @@ from numba import njit
 
 from . import native_loaded
 from ...problems.base import check_fitness
-from ..threads import choose_threads, use_numba_threads
+from ..threads import choose_threads, use_threads_here
 from .cpu_jobs import inner
 from .cpu_objectives import inline_objective
 
@@ -279,10 +279,9 @@ class NativeIteration:
         """Whether this launch goes over several threads (`threads`: then Numba's count for this
         calling thread is set to them); one iteration's work below PARALLEL_MIN never does."""
         n = self.threads[0]
-        if n > 1 and self.work() >= PARALLEL_MIN and self.parts() > 1:
-            use_numba_threads(n)
-            return True
-        return False
+        parallel = n > 1 and self.work() >= PARALLEL_MIN and self.parts() > 1
+        use_threads_here(n, parallel)
+        return parallel
 
     def kernel(self, compiled):
         """The serial or the parallel build, by the work of one iteration and the threads set."""
