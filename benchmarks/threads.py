@@ -7,9 +7,9 @@
 Each configuration (algorithm, problem, population x dimension, runs) is a Runner (engine
 "native", seed 0) per thread setting, warmed up by 2 iterations, then stepped for as many
 iterations as take at least --min-time seconds; its time per iteration is one sample. The
-settings of a configuration are measured one after another, and that whole round again
---rounds times (interleaved, so that a shared machine's load falls on every setting alike);
-a setting's time is its best sample. The JSON is rewritten after each configuration, so an
+settings of a configuration are measured one after another, in an order shuffled for each
+round (seeded), and that whole round again --rounds times (interleaved, so that a shared
+machine's load falls on every setting alike); a setting's time is its best sample. The JSON is rewritten after each configuration, so an
 interrupted run keeps what it measured.
 """
 
@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import subprocess
 import time
 from pathlib import Path
@@ -107,7 +108,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--min-time", type=float, default=0.1, help="seconds of steps per sample")
     ap.add_argument("--only", default=None, help="comma-separated algorithms")
-    ap.add_argument("--sizes", default=None, help="comma-separated 'algorithm label' or 'algorithm pop x dim'")
+    ap.add_argument("--sizes", default=None, help="comma-separated 'algorithm label' or 'algorithm pop x dim' "
+                    "(pop without a thousands separator)")
     ap.add_argument("--budget", type=float, default=None, help="seconds; configurations after it are skipped")
     ap.add_argument("--commit", default=None, help="the code's commit (default: git rev-parse HEAD)")
     ap.add_argument("--compile-only", action="store_true", help="build (or load) the kernels: one step of each "
@@ -122,7 +124,7 @@ def main() -> None:
     started = time.perf_counter()
     report = {"machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "commit": args.commit or commit(), "command": "benchmarks/threads.py " + " ".join(
-                  f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v is not None and k != "out"),
+                  f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False) and k != "out"),
               "rounds": args.rounds, "min_time": args.min_time, "rows": [], "skipped": []}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -143,8 +145,8 @@ def main() -> None:
                 continue
             samples = {str(s): [] for s in settings}
             chosen = None
-            for _ in range(args.rounds):
-                for setting in settings:
+            for round_ in range(args.rounds):  # each round in its own order: no setting always follows another
+                for setting in random.Random(round_ * 7919 + len(report["rows"])).sample(settings, len(settings)):
                     seconds, info = measure(config, runs, setting, args.min_time)
                     samples[str(setting)].append(seconds)
                     if setting == "default":

@@ -21,8 +21,8 @@ def fresh(monkeypatch):
     monkeypatch.delenv("HEURISCALE_CPU_THREADS", raising=False)
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
     before = numba.get_num_threads(), torch.get_num_threads()
-    for name, value in (("_threads_source", None), ("_fixed", None), ("_cap", None), ("_numba_set", {}),
-                        ("_torch_set", None)):
+    for name, value in (("_threads_source", None), ("_fixed", None), ("_cap", None), ("_limit", None),
+                        ("_numba_set", {}), ("_torch_set", None)):
         monkeypatch.setattr(threads, name, value)  # (and back after the test)
     yield threads
     numba.set_num_threads(before[0])
@@ -49,10 +49,11 @@ def test_the_rule_at_a_few_sizes(work, parts, cap, expected):
     assert 1 <= n <= min(cap, max(parts, 1))
 
 
-def test_big_machines_leave_half_their_cores(fresh, monkeypatch):
+def test_the_rule_takes_half_the_cores_at_most(fresh, monkeypatch):
     monkeypatch.setattr(fresh, "_pool_size", lambda: 64)
     monkeypatch.setattr(fresh, "cpu_cores", lambda: 64)
-    assert fresh.default_cpu_threads() == "half of 64 cores" and fresh.thread_limit() == 32
+    assert fresh.default_cpu_threads() == "half of 64 cores"
+    assert fresh.thread_limit() == 64  # (a first build compiles in processes on every core: no barrier to wait at)
     n, why = fresh.choose_threads(1024 * 30, 4, "1,024 x 30 x 1 run", MIN)
     assert n == 4 and why == ("work 1,024 x 30 x 1 run: 4 threads (one thread per piece of parallel work (4), fewer "
                               "than one per 2,048 coordinates; at most 32: half of 64 cores)")
@@ -65,7 +66,7 @@ def test_the_rule_grows_with_the_work_and_never_passes_the_cap():
 
 def test_reasons_say_what_and_why(fresh):
     n, why = fresh.choose_threads(65536 * 4, 256, "65,536 x 2 x 1 run", MIN)
-    cap = fresh.thread_limit()
+    cap = max(1, fresh.cpu_cores() // 2)  # (numba's pool is the cores here)
     assert n == min(cap, 128)
     assert why.startswith(f"work 65,536 x 2 x 1 run: {n} thread") and f"at most {cap}: " in why
     n, why = fresh.choose_threads(128, 1, "32 x 2 x 1 run", MIN)
@@ -93,7 +94,9 @@ def test_results_name_the_choice(fresh):
     r = hs.minimize("sphere", hs.get_algorithm("pso", pop_size=32), dim=2, iters=3, seed=0, device="cpu",
                     engine="native")
     assert r.extra["cpu_threads"] == 1
-    assert r.extra["cpu_threads_from"].startswith("work 32 x 2 x 1 run: 1 thread (below 8,192 coordinates")
+    why = r.extra["cpu_threads_from"]
+    assert why.startswith("work 32 x 2 x 1 run: 1 thread (") and why.endswith(" cores)"), why
+    assert "below 8,192 coordinates" in why or "one thread allowed" in why, why
     hs.set_cpu_threads(1)
     r = hs.minimize("sphere", "pso", dim=2, iters=3, seed=0, device="cpu", engine="native")
     assert (r.extra["cpu_threads"], r.extra["cpu_threads_from"]) == (1, "set explicitly")

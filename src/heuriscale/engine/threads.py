@@ -3,12 +3,18 @@
 By default a native run set takes the threads its work per iteration can use
 (`threads_for_work`): one below `parallel_min` coordinates an iteration, else one thread per
 `THREAD_GRAIN` coordinates, never more threads than the kernel has independent pieces of
-work (blocks of rows, or runs) and never more than the cap, which is every core, or a torchrun
+work (blocks of rows, or runs) and never more than the cap: half the cores, or a torchrun
 rank's share of them (cores // LOCAL_WORLD_SIZE, so that the ranks of one machine do not each
-start a pool of every core and fight over them). Measured on 2, 16 and 64 cores
-(docs/cpu-threads.md): every core made small and medium run sets 5-30 times slower than the
-best count on 64 cores, because opening a parallel region on every core, and each thread's
-share of memory traffic, cost more than the work split.
+start a pool of every core and fight over them).
+
+Why half (docs/cpu-threads.md): every step of a kernel ends at a barrier of all its threads,
+so one thread the system takes off its core stalls the step for a scheduler slice. On the
+64-core Xeon every core (64 threads) cost 4-30 ms an iteration more than 32, whatever the
+work (3-300x the best count); on the 2-core development machine, shared with other
+processes, two threads made PSO and APO 1,024 x 30 7-9x slower than one. Half the cores was
+within 1.2x of the best count in every configuration that can use them on the Xeon, and
+never slower than one thread on either machine. A run set's work per thread below 2,048
+coordinates an iteration did not repay a thread there.
 
 `set_cpu_threads` (the commands' `--cpu-threads`) and $HEURISCALE_CPU_THREADS fix the count
 instead and win over both the rule and the share. Results say what was used
@@ -30,14 +36,14 @@ import torch
 THREADS_ENV = "HEURISCALE_CPU_THREADS"
 #: Coordinates of work an iteration per thread the rule gives (see `threads_for_work`).
 THREAD_GRAIN = 2048
-#: Machines with more cores than this leave half of them to the rest of the machine.
-ALL_CORES_UP_TO = 4
 #: Why the CPU threads are what they are, once decided (None: not yet).
 _threads_source: str | None = None
 #: The count fixed by `set_cpu_threads` or $HEURISCALE_CPU_THREADS (None: the rule decides).
 _fixed: int | None = None
-#: The upper bound of the rule: every core, or a torchrun rank's share (set with the source).
+#: The upper bound of the rule: half the cores, or a torchrun rank's share (set with the source).
 _cap: int | None = None
+#: The most threads this process's CPU work may use: every core, or a torchrun rank's share.
+_limit: int | None = None
 #: Numba's count as this module last set it, per calling thread (Numba keeps one per thread).
 _numba_set: dict[int, int] = {}
 #: Torch's count as this module last set it (one for the process).
@@ -82,7 +88,7 @@ def default_cpu_threads() -> str:
     cap (`choose_threads`). Returns the reason, which results carry in
     `extra["cpu_threads_from"]`.
     """
-    global _threads_source, _fixed, _cap
+    global _threads_source, _fixed, _cap, _limit
     if _threads_source is not None:
         return _threads_source
     text = os.environ.get(THREADS_ENV)
@@ -101,11 +107,11 @@ def default_cpu_threads() -> str:
         _cap = min(max(1, cores // local_world), _cap)
         _use_threads(_cap)
         _threads_source = f"share of {cores} cores among {local_world} ranks on this machine"
-    elif _cap > ALL_CORES_UP_TO:
-        _threads_source = f"half of {_cap} cores" if _cap == cpu_cores() else f"half of Numba's pool of {_cap}"
-        _cap //= 2
     else:
-        _threads_source = f"all {_cap} cores" if _cap == cpu_cores() else f"Numba's pool of {_cap}"
+        _threads_source = f"half of {_cap} cores" if _cap == cpu_cores() else f"half of Numba's pool of {_cap}"
+        _limit, _cap = _cap, max(1, _cap // 2)
+        return _threads_source
+    _limit = _cap
     return _threads_source
 
 
@@ -119,7 +125,7 @@ def threads_for_work(work: int, parts: int, cap: int, parallel_min: int, grain: 
     to open); else one per `grain` coordinates, at most `parts` and `cap`.
     """
     if cap <= 1:
-        return 1, "one core"
+        return 1, "one thread allowed"
     if work < parallel_min:
         return 1, f"below {parallel_min:,} coordinates an iteration, one thread is faster"
     if parts <= 1:
@@ -201,9 +207,10 @@ def _use_threads(n: int) -> None:
 
 
 def thread_limit() -> int:
-    """The most threads this process's CPU work may use: the fixed count, else the cap (every
-    core, or a torchrun rank's share). What a new machine's first build compiles jobs with."""
+    """The most threads this process's CPU work may use: the fixed count, else every core (or
+    a torchrun rank's share). What a new machine's first build compiles jobs with (processes
+    that compile independently, with no barrier to wait at, so every core)."""
     default_cpu_threads()
     if _fixed is not None:
         return _fixed
-    return _cap if _cap is not None else _pool_size()
+    return _limit if _limit is not None else _pool_size()
