@@ -9,12 +9,11 @@ start a pool of every core and fight over them).
 
 Why half (docs/cpu-threads.md): every step of a kernel ends at a barrier of all its threads,
 so one thread the system takes off its core stalls the step for a scheduler slice. On the
-64-core Xeon every core (64 threads) cost 4-30 ms an iteration more than 32, whatever the
-work (3-300x the best count); on the 2-core development machine, shared with other
-processes, two threads made PSO and APO 1,024 x 30 7-9x slower than one. Half the cores was
-within 1.2x of the best count in every configuration that can use them on the Xeon, and
-never slower than one thread on either machine. A run set's work per thread below 2,048
-coordinates an iteration did not repay a thread there.
+64-core Xeon every core (64 threads) took 6-29 ms an iteration more than 32 wherever a
+parallel build ran (4-323x the fastest count, Firefly 1,024 x 32 aside); on the 2-core
+development machine, shared with other processes, two threads took 5-90x as long as one.
+32 threads were the fastest count in every 30-run configuration with a parallel build on
+the Xeon. Less than about 2,048 coordinates an iteration per thread did not repay a thread.
 
 `set_cpu_threads` (the commands' `--cpu-threads`) and $HEURISCALE_CPU_THREADS fix the count
 instead and win over both the rule and the share. Results say what was used
