@@ -22,7 +22,7 @@ def fresh(monkeypatch):
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
     before = numba.get_num_threads(), torch.get_num_threads()
     for name, value in (("_threads_source", None), ("_fixed", None), ("_cap", None), ("_limit", None),
-                        ("_numba_set", {}), ("_torch_set", None)):
+                        ("_numba_set", {})):
         monkeypatch.setattr(threads, name, value)  # (and back after the test)
     yield threads
     numba.set_num_threads(before[0])

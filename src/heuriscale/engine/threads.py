@@ -20,7 +20,9 @@ instead and win over both the rule and the share. Results say what was used
 (`extra["cpu_threads"]`) and why (`extra["cpu_threads_from"]`).
 
 Numba's thread count is per calling thread and costs about 1.5 us to set, so a run set sets
-it before each parallel launch only when this thread's count differs (`use_threads_here`).
+it before each parallel launch only when this thread's count differs (`use_numba_threads`).
+Torch's CPU operations (a torch objective between kernel calls, the eager engine) take the
+cap (half the cores, or the share) unless a count is fixed.
 """
 
 from __future__ import annotations
@@ -45,8 +47,6 @@ _cap: int | None = None
 _limit: int | None = None
 #: Numba's count as this module last set it, per calling thread (Numba keeps one per thread).
 _numba_set: dict[int, int] = {}
-#: Torch's count as this module last set it (one for the process).
-_torch_set: int | None = None
 
 
 def set_cpu_threads(n: int | None) -> None:
@@ -109,6 +109,7 @@ def default_cpu_threads() -> str:
     else:
         _threads_source = f"half of {_cap} cores" if _cap == cpu_cores() else f"half of Numba's pool of {_cap}"
         _limit, _cap = _cap, max(1, _cap // 2)
+        torch.set_num_threads(_cap)  # (its operations end at barriers too)
         return _threads_source
     _limit = _cap
     return _threads_source
@@ -149,25 +150,15 @@ def choose_threads(work: int, parts: int, what: str, parallel_min: int) -> tuple
     return n, f"work {what}: {n} thread{'s' if n > 1 else ''} ({rule}; at most {cap}: {source})"
 
 
-def use_threads_here(n: int, parallel: bool) -> None:
-    """Before a native launch of a run set that chose `n` threads (`parallel`: the launch goes
-    over them): Numba's count for this calling thread, and, unless a count is fixed, torch's
-    (`n`, or 1 for a serial launch), so that torch's pool does not keep every core busy around
-    a run set that uses a few (measured: a one-thread run set took 1.3-1.5x as long per
-    iteration with torch's pool at 64 threads as with it at one). Each is set only when it
-    differs from what this module last set (Numba's costs about 1.5 us)."""
-    global _torch_set
-    if parallel:
-        ident = threading.get_ident()
-        if _numba_set.get(ident) != n:
-            import numba
+def use_numba_threads(n: int) -> None:
+    """Numba's threads for this calling thread's next parallel launches (set only when they
+    differ from what this module last set here: setting costs about 1.5 us)."""
+    ident = threading.get_ident()
+    if _numba_set.get(ident) != n:
+        import numba
 
-            numba.set_num_threads(n)
-            _numba_set[ident] = n
-    wanted = n if parallel else 1
-    if _fixed is None and _torch_set != wanted:
-        torch.set_num_threads(wanted)
-        _torch_set = wanted
+        numba.set_num_threads(n)
+        _numba_set[ident] = n
 
 
 def _env_count(name: str) -> int | None:
@@ -191,7 +182,6 @@ def _pool_size() -> int:
 def _use_threads(n: int) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"cpu threads must be an integer >= 1, got {n!r}")
-    global _torch_set
     if importlib.util.find_spec("numba") is not None:
         import numba
 
@@ -202,7 +192,6 @@ def _use_threads(n: int) -> None:
         _numba_set.clear()  # (other threads keep theirs; they set theirs again at their next launch)
         _numba_set[threading.get_ident()] = n
     torch.set_num_threads(n)
-    _torch_set = n
 
 
 def thread_limit() -> int:

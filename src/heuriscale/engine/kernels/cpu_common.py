@@ -33,7 +33,7 @@ from numba import njit
 
 from . import native_loaded
 from ...problems.base import check_fitness
-from ..threads import choose_threads, use_threads_here
+from ..threads import choose_threads, use_numba_threads
 from .cpu_jobs import inner
 from .cpu_objectives import inline_objective
 
@@ -280,7 +280,8 @@ class NativeIteration:
         calling thread is set to them); one iteration's work below PARALLEL_MIN never does."""
         n = self.threads[0]
         parallel = n > 1 and self.work() >= PARALLEL_MIN and self.parts() > 1
-        use_threads_here(n, parallel)
+        if parallel:
+            use_numba_threads(n)
         return parallel
 
     def kernel(self, compiled):
