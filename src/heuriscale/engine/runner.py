@@ -421,7 +421,7 @@ class Runner:
 
     def _threads(self) -> dict:
         """How many CPU threads the native kernels used (what a CPU timing depends on)."""
-        if self.engine != "native":
+        if self.engine != "native" or self._kernels is None:
             return {}
         threads, why = self._kernels.threads
         return {"cpu_threads": threads, "cpu_threads_from": why}
