@@ -9,8 +9,8 @@ Each configuration (algorithm, problem, population x dimension, runs) is a Runne
 iterations as take at least --min-time seconds; its time per iteration is one sample. The
 settings of a configuration are measured one after another, in an order shuffled for each
 round (seeded), and that whole round again --rounds times (interleaved, so that a shared
-machine's load falls on every setting alike); a setting's time is its best sample. The JSON is rewritten after each configuration, so an
-interrupted run keeps what it measured.
+machine's load falls on every setting alike); a setting's time is its best sample. The JSON
+is rewritten after each configuration, so an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -122,9 +122,10 @@ def main() -> None:
     only = set(args.only.split(",")) if args.only else None
     sizes = {s.strip() for s in args.sizes.split(",")} if args.sizes else None
     started = time.perf_counter()
+    given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False)
+                     and k != "out")
     report = {"machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "commit": args.commit or commit(), "command": "benchmarks/threads.py " + " ".join(
-                  f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False) and k != "out"),
+              "commit": args.commit or commit(), "command": f"benchmarks/threads.py {given}",
               "rounds": args.rounds, "min_time": args.min_time, "rows": [], "skipped": []}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
