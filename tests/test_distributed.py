@@ -200,15 +200,15 @@ def _threads(tmp_path, **env) -> list[dict]:
 
 
 def test_each_rank_takes_its_share_of_the_cores(tmp_path, monkeypatch):
-    """Issue 28: two ranks on one machine each take cores // 2 threads (at least 1), not every
+    """Two ranks on one machine each take at most cores // 2 threads (at least 1), not every
     core each, and the result says so; $HEURISCALE_CPU_THREADS overrides the share."""
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # a user's setting would be respected instead
     monkeypatch.delenv("HEURISCALE_CPU_THREADS", raising=False)
     for r in _threads(tmp_path):
         share = max(1, r["cores"] // 2)
         assert r["local_world"] == 2
-        assert r["cpu_threads"] == share and r["torch_threads"] == share, r
-        assert r["from"] == f"share of {r['cores']} cores among 2 ranks on this machine"
+        assert 1 <= r["cpu_threads"] <= share and r["torch_threads"] <= share, r
+        assert r["from"].endswith(f"at most {share}: share of {r['cores']} cores among 2 ranks on this machine)"), r
     ranks = _threads(tmp_path, HEURISCALE_CPU_THREADS=1)
     assert all(r["cpu_threads"] == 1 and r["from"] == "$HEURISCALE_CPU_THREADS" for r in ranks), ranks
 

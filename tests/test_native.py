@@ -206,14 +206,13 @@ def test_results_do_not_depend_on_the_number_of_threads(kernel, problem, monkeyp
     pop = 20 if kernel == "firefly-sequential" else 300  # more than one block of rows, not a multiple of one
     kw = dict(iters=12, runs=3, seed=4, device="cpu", engine="native")
     results = []
-    before = numba.get_num_threads()
     try:
         for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
-            numba.set_num_threads(threads)  # one thread, all threads (parallel builds), the serial build
+            hs.set_cpu_threads(threads)  # one thread, all threads (parallel builds), the serial build
             monkeypatch.setattr(cpu_common, "PARALLEL_MIN", parallel_min)
             results.append(hs.minimize(THREAD_PROBLEMS[problem](), KERNELS[kernel](pop, 12), **kw))
     finally:
-        numba.set_num_threads(before)
+        hs.set_cpu_threads(None)
     for other in results[1:]:
         assert torch.equal(results[0].best_f, other.best_f) and torch.equal(results[0].best_x, other.best_x)
         assert torch.equal(results[0].history_f, other.history_f)
@@ -381,7 +380,6 @@ def test_cli_cpu_threads_and_bad_values():
 
     from heuriscale.cli import app
 
-    before = numba.get_num_threads()
     try:
         res = CliRunner().invoke(app, ["run", "pso", "--problem", "sphere", "--dim", "2", "--iters", "5000",
                                        "--device", "cpu", "--cpu-threads", "1", "--engine", "native", "-q"])
@@ -391,8 +389,7 @@ def test_cli_cpu_threads_and_bad_values():
             res = CliRunner().invoke(app, ["run", "pso", "--device", "cpu", "--cpu-threads", bad, "-q"])
             assert res.exit_code == 2 and "cpu threads" in res.output, res.output
     finally:
-        numba.set_num_threads(before)
-        torch.set_num_threads(before)
+        hs.set_cpu_threads(None)
 
 
 def test_uniform_matches_tritons_int64_definition():

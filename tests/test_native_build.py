@@ -161,12 +161,13 @@ import json, os, sys
 import numba, numpy as np
 from numba import types
 import jobs_module as m
+from heuriscale.engine import threads
 from heuriscale.engine.kernels import cpu_jobs
 
-numba.get_num_threads = lambda: 3  # three processes, whatever this machine has
+threads.thread_limit = lambda: 3  # three processes, whatever this machine has
 mode = sys.argv[2] if len(sys.argv) > 2 else ""
 if mode == "one thread":
-    numba.get_num_threads = lambda: 1
+    threads.thread_limit = lambda: 1
 if mode == "hung":  # forked processes that never end (say, a lock inherited from another thread)
     import time
     cpu_jobs.FORKED_TIMEOUT = 2.0

@@ -422,11 +422,10 @@ class Runner:
 
     def _threads(self) -> dict:
         """How many CPU threads the native kernels used (what a CPU timing depends on)."""
-        if self.engine != "native":
+        if self.engine != "native" or self._kernels is None:
             return {}
-        from .kernels.cpu_common import threads
-
-        return {"cpu_threads": threads(), "cpu_threads_from": default_cpu_threads()}
+        threads, why = self._kernels.threads
+        return {"cpu_threads": threads, "cpu_threads_from": why}
 
     def _engine_used(self) -> str:
         if self.engine == "native":

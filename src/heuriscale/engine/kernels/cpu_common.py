@@ -27,12 +27,12 @@ import math
 import time
 import types
 
-import numba
 import numpy as np
 import torch
 from numba import njit
 
 from ...problems.base import check_fitness
+from ..threads import choose_threads, use_numba_threads
 from .cpu_jobs import inner
 from .cpu_objectives import inline_objective
 
@@ -56,11 +56,6 @@ def kernel(fn):
     twin.__qualname__ = fn.__qualname__ + "_parallel"
     return types.SimpleNamespace(serial=njit(cache=True)(fn), parallel=njit(cache=True, parallel=True)(twin),
                                  name=fn.__name__)
-
-
-def threads() -> int:
-    """Threads the native kernels use (`set_cpu_threads`; by default all cores)."""
-    return numba.get_num_threads()
 
 
 @njit(cache=True, inline="always")
@@ -261,20 +256,36 @@ class NativeIteration:
         """About how many coordinate updates one iteration makes (what parallel work repays)."""
         return self.runs * self.pop * max(self.dim, 4)
 
+    def parts(self) -> int:
+        """Independent pieces of an iteration's parallel work (more threads than these idle)."""
+        return self.runs * self.blocks
+
+    @functools.cached_property
+    def threads(self) -> tuple[int, str]:
+        """(threads, why) for this run set's parallel launches: a fixed count (`set_cpu_threads`),
+        else what its work per iteration can use (`threads.choose_threads`), decided once."""
+        what = f"{self.pop:,} x {self.dim:,} x {self.runs:,} run{'s' if self.runs > 1 else ''}"
+        return choose_threads(self.work(), self.parts(), what, PARALLEL_MIN)
+
     def group_scratch(self, width: int, dtype) -> tuple[np.ndarray, np.ndarray]:
         """Scratch for kernels that spread groups of blocks over threads (any number of groups
         gives the same results): per group, three rows of `width` numbers in `dtype` and a
         block's float64 values. Kept between launches: allocated inside a kernel, per step,
         they cost 0.1-0.2 us, a fifth of a small population's iteration."""
-        groups = min(self.runs * self.blocks, 4 * threads())
+        groups = min(self.runs * self.blocks, 4 * self.threads[0])
         key = (groups, width, np.dtype(dtype))
         if key not in self._scratch:
             self._scratch = {key: (np.empty((groups, 3, width), dtype), np.empty((groups, BLOCK_ROWS)))}
         return self._scratch[key]
 
     def parallel(self) -> bool:
-        """Whether one iteration's work repays spreading it over the threads set."""
-        return self.work() >= PARALLEL_MIN and threads() > 1
+        """Whether this launch goes over several threads (`threads`: then Numba's count for this
+        calling thread is set to them); one iteration's work below PARALLEL_MIN never does."""
+        n = self.threads[0]
+        parallel = n > 1 and self.work() >= PARALLEL_MIN and self.parts() > 1
+        if parallel:
+            use_numba_threads(n)
+        return parallel
 
     def kernel(self, compiled):
         """The serial or the parallel build, by the work of one iteration and the threads set."""

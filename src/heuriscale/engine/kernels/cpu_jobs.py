@@ -37,7 +37,7 @@ call their block job on one thread too (6.2 us an iteration against 6.0).
 
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
-(one per thread the native kernels use but one, at most one per job), while this process
+(one per thread the native kernels may use but one, at most one per job), while this process
 compiles the kernel that calls them (issue 30: FEP's and APO's first native runs,
 docs/benchmarks.md). A job may call other jobs (their CompiledJobs passed in as arguments,
 e.g. a tuple `helpers`): FEP's offspring job calls its draws and values that way, APO's
@@ -58,7 +58,6 @@ import sys
 import time
 import warnings
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
@@ -66,6 +65,8 @@ from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.extending import NativeValue, intrinsic, models, register_model, typeof_impl, unbox
+
+from .. import threads as cpu_threads
 
 
 class CompiledJob:
@@ -152,7 +153,7 @@ class _Build:
 
     @classmethod
     def start(cls, specs: list) -> _Build | None:
-        others = min(numba.get_num_threads() - 1, len(specs))
+        others = min(cpu_threads.thread_limit() - 1, len(specs))
         if others < 1 or not sys.platform.startswith("linux"):
             return None
         context, build = multiprocessing.get_context("fork"), None

@@ -35,7 +35,6 @@ import math
 import numpy as np
 from numba import njit, prange, typeof, types
 
-from .. import cpu_common
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel
 from ..cpu_jobs import call_job, compiled_jobs, inner, job, spread
 from ..cpu_objectives import new_value
@@ -283,12 +282,13 @@ class NativeFirefly(NativeIteration):
             self.xt = np.empty((runs, problem.dim, self.pop))  # the population transposed, in float64
         self._job: tuple | None = None  # (what its types depend on, `_block`'s CompiledJob)
 
-    def parallel(self) -> bool:
-        """Whether an iteration's pairs (runs N^2 D) are worth opening a parallel region and there
-        are blocks (or, sequentially, runs) for more than one thread."""
-        work = self.runs * self.pop * self.pop * self.dim
-        parts = self.runs if self.sequential else self.runs * self.blocks
-        return work >= cpu_common.PARALLEL_MIN and parts > 1 and cpu_common.threads() > 1
+    def work(self) -> int:
+        """An iteration's pairs, runs N^2 D (what a parallel region must repay)."""
+        return self.runs * self.pop * self.pop * self.dim
+
+    def parts(self) -> int:
+        """Runs (sequentially: one thread a run), or blocks of rows of every run."""
+        return self.runs if self.sequential else self.runs * self.blocks
 
     def _launch(self, s, best_x, hit, it, best_f, steps, record, move, select, f_in):
         v = self.view
