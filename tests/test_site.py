@@ -16,7 +16,8 @@ ROOT = Path(__file__).parents[1]
 DOCS = ROOT / "docs"
 #: The pages a newcomer reads, whose examples run here (the worked example's own page,
 #: black-box.md, and adding-an-algorithm.md have tests of their own in test_docs.py).
-PAGES = sorted([DOCS / "index.md", DOCS / "getting-started.md", *(DOCS / "guide").glob("*.md")])
+PAGES = sorted([DOCS / "index.md", DOCS / "getting-started.md", DOCS / "cpu-threads.md", DOCS / "statistics.md",
+                *(DOCS / "guide").glob("*.md")])
 
 
 def test_the_site_builds_strictly_with_the_api_reference(tmp_path):

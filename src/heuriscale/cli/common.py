@@ -89,8 +89,8 @@ def writable(path: Path | None, option: str, folder: bool = False) -> None:
         fail(f"{option} {path} cannot be written ({exc.strerror or exc}): choose a path you can write to")
 
 
-THREADS_HELP = ("CPU threads of the native kernels and torch (default: all cores; under torchrun each rank's share, "
-                "cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")
+THREADS_HELP = ("CPU threads of the native kernels and torch (default: chosen from the work, at most half the cores; "
+                "under torchrun at most each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")
 
 #: Modules a command needs beyond torch, and why (all in the base install; checked in case an
 #: install skipped them, e.g. pip install --no-deps).

@@ -13,7 +13,7 @@ gives the same runs on any number of threads.
 
 Numba compiles a kernel on its first call for each dtype and caches the machine code on
 disk beside the source (`cache=True`); later processes load it in milliseconds. The first
-build is what a new machine waits for (issue 30), so the kernels keep it small: only the
+build is what a new machine waits for, so the kernels keep it small: only the
 run's objective is compiled, helpers only kernels call have no Python entry point
 (`cpu_jobs.inner`), the big kernels' parallel work is compiled once as jobs
 (`cpu_jobs.py`), and NumPy functions whose Numba versions compile slowly (slice
@@ -63,7 +63,7 @@ def copy_into(dst, src):
     """dst[i] = src[i] for every i of the 1-D array src, as a loop. Slice assignment from
     an array (`dst[:] = src`) checks the shapes, and the check compiles its error message
     (integers and tuples formatted as text): 1.4 s of a kernel's first build for each
-    number of dimensions assigned (issue 30), for an error these copies cannot have."""
+    number of dimensions assigned, for an error these copies cannot have."""
     for i in range(src.shape[0]):
         dst[i] = src[i]
 

@@ -6,7 +6,7 @@ wrapper, the threads' wrapper), and each one links the machine-independent code 
 function the body calls and optimises all of it again: the body's helpers were optimised
 and turned into machine code four or five times, which made a parallel build cost about
 twice its serial twin (FEP's 12.6 s against 7.4 s, APO's 13.2 s against 6.2 s on one core
-of the development machine, issue 30). Called through its address, a job's code is
+of the development machine). Called through its address, a job's code is
 compiled once, for both builds, and the kernels around it are small.
 
     @job
@@ -38,7 +38,7 @@ call their block job on one thread too (6.2 us an iteration against 6.0).
 A kernel's jobs are independent compiles, and Numba compiles one function at a time in a
 process: on a new machine `compiled_jobs` compiles them in processes forked for the purpose
 (one per thread the native kernels may use but one, at most one per job), while this process
-compiles the kernel that calls them (issue 30: FEP's and APO's first native runs,
+compiles the kernel that calls them (FEP's and APO's first native runs,
 docs/benchmarks.md). A job may call other jobs (their CompiledJobs passed in as arguments,
 e.g. a tuple `helpers`): FEP's offspring job calls its draws and values that way, APO's
 candidates their mask and dense moves, L-SHADE's blocks their parameters, draws and
@@ -104,7 +104,7 @@ def compiled_jobs(*specs) -> tuple[CompiledJob, ...]:
 
     Jobs that neither this process nor the disk cache holds yet (a new machine) are compiled
     at once in processes forked from this one, each writing Numba's disk cache: Numba compiles
-    one function at a time in a process, and a kernel's jobs are most of its build (issue 30).
+    one function at a time in a process, and a kernel's jobs are most of its build.
     Meanwhile this process goes on and compiles the kernel (which needs only the jobs' types);
     at the kernel's first call it compiles what is left of the jobs, from the back of the list
     (the forked ones take them from the front: list the longest first), waits for the others
@@ -290,7 +290,7 @@ def inner(fn=None, **options):
     """Decorator, `@inner` or `@inner(fastmath=...)`: `numba.njit(cache=True, **options)` for
     a function only compiled code calls, built without a Python or C entry point: wrapping
     a dozen arrays for Python is code Numba would build and optimise for nothing (0.3 s of
-    FEP's build, 0.4 s of APO's, issue 30)."""
+    FEP's build, 0.4 s of APO's)."""
     if fn is None:
         return lambda f: inner(f, **options)
     return njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, **options)(fn)
