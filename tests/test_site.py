@@ -66,3 +66,20 @@ def test_no_page_links_outside_the_site():
         for target in re.findall(r"\]\((\.\./[^)]*)\)", page.read_text()):
             resolved = (page.parent / target.split("#")[0]).resolve()
             assert DOCS.resolve() in resolved.parents or resolved == DOCS.resolve(), (page, target)
+
+
+def test_the_reliability_pages_reading_example_reads_a_store_being_written(tmp_path, monkeypatch):
+    """docs/reliability.md's block reads a reproduction's store; here the store holds one run that
+    a writer, still open, committed."""
+    from heuriscale.studies import ResultStore
+
+    monkeypatch.chdir(tmp_path)
+    run = {"repeat": 0, "config": {"algorithm": "pso"}, "seed": 1, "device": "cpu", "device_name": "cpu",
+           "best_f": 0.5, "best_x": [0.0], "evals": 10, "wall_time": 0.1, "setup_time": 0.0, "history": [],
+           "extra": {}}
+    with ResultStore("reproductions/pso/results.sqlite") as writer:
+        writer.add("pso-quick", "k0", [run])
+        namespace: dict = {}
+        exec(compile("\n".join(python_blocks((DOCS / "reliability.md").read_text())), "reliability.md", "exec"),
+             namespace)
+    assert [(r["config_key"], r["repeat"], r["best_f"]) for r in namespace["runs"]] == [("k0", 0, 0.5)]
