@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -175,14 +176,18 @@ def _row(result: Result, r: int, repeat: int, seed: int, batched: bool) -> dict:
             extra[key] = extra[key][r]
     extra["solution"] = result.extra.get("solution") if result.runs == 1 else None
     extra["batched_runs"] = result.runs if batched else 1
+    front_f = getattr(result, "front_f", None)
+    if front_f is not None:  # several objectives: the run's final non-dominated set is its result
+        extra["front_f"] = front_f[r].detach().cpu().double().tolist()
+    best_f, best_x = getattr(result, "best_f", None), getattr(result, "best_x", None)
     return {
         "repeat": repeat,
         "config": {},  # filled by run_configs
         "seed": seed,
         "device": result.device,
         "device_name": result.device_name,
-        "best_f": float(result.best_f[r]),
-        "best_x": result.best_x[r].tolist(),
+        "best_f": float(best_f[r]) if best_f is not None and best_f.ndim == 1 else math.nan,
+        "best_x": best_x[r].tolist() if best_x is not None else [],
         "evals": result.evals,
         "wall_time": result.wall_time,
         "setup_time": float(result.extra.get("setup_time", 0.0)),
