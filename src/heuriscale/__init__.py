@@ -27,7 +27,7 @@ _WHERE = {
     "TritonFunction": ".problems.triton_function",  # imports Triton
 }
 
-_SUBPACKAGES = ("algorithms", "engine", "problems", "local", "studies", "viz", "interrupt", "cli")
+_SUBPACKAGES = ("algorithms", "engine", "problems", "local", "studies", "viz", "interrupt", "cli", "metrics")
 
 __all__ = [
     "minimize",
