@@ -18,7 +18,7 @@ from .version import __version__
 
 #: Public name -> the module that defines it (imported when the name is first used).
 _WHERE = {
-    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JSO", "LSHADE", "PRS", "PSO", "Firefly", "Algorithm", "Kernels", "State",
+    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JSO", "LSHADE", "MOEAD", "NSGA2", "PRS", "PSO", "Firefly", "Algorithm", "Kernels", "State",
                      "algorithm_names", "get_algorithm", "register_algorithm"), ".algorithms"),
     **dict.fromkeys(("AskTell", "Result", "Runner", "minimize", "set_cpu_threads"), ".engine"),
     **dict.fromkeys(("NumpyFunction", "Problem", "ScalarFunction", "TorchFunction", "Workers", "get_problem",
@@ -55,6 +55,8 @@ __all__ = [
     "DE",
     "LSHADE",
     "JSO",
+    "NSGA2",
+    "MOEAD",
     "CMAES",
     "Kernels",
     "get_algorithm",

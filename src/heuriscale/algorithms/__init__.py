@@ -8,6 +8,8 @@ from .fep import FEP
 from .firefly import Firefly
 from .jso import JSO
 from .lshade import LSHADE
+from .moead import MOEAD
+from .nsga2 import NSGA2
 from .prs import PRS
 from .pso import PSO
 from .registry import algorithm_class, algorithm_names, get_algorithm, register_algorithm
@@ -25,6 +27,8 @@ __all__ = [
     "Firefly",
     "LSHADE",
     "JSO",
+    "NSGA2",
+    "MOEAD",
     "get_algorithm",
     "register_algorithm",
     "algorithm_names",

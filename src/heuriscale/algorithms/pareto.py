@@ -1,0 +1,108 @@
+"""Pareto dominance as tensors: dominance matrices, non-dominated ranks, crowding distances.
+
+Batched over leading axes (runs first) and free of host synchronisation, so the steps that
+use them (NSGA-II, MOEA/D) stay pure tensor code, and the engine reads each run's final
+non-dominated set with the same functions. All objectives are minimised.
+
+- `dominance(F, violation)`: D[..., i, j] True where point i dominates point j: no worse in
+  every objective and better in one (Deb et al. 2002), or, with constraint violations,
+  Deb's constrained domination: a feasible point dominates an infeasible one, of two
+  infeasible points the one with the smaller violation dominates.
+- `pareto_ranks(D)`: the front of each point, 0 for the non-dominated ones: Deb's fast
+  non-dominated sort as repeated peeling, one matrix-vector product per front. The number
+  of peels is fixed (the number of points, or `max_fronts`) because stopping when every
+  point is ranked would ask the host; peels after the last front change nothing.
+- `crowding_distance(F, rank)`: NSGA-II's crowding distance within each front, computed as
+  pymoo 0.6.2 computes it (`calc_crowding_distance`): per objective, the gap between a
+  point's neighbours in the front sorted by that objective (stable sort, ties in index
+  order), divided by the front's range in it, summed and divided by the number of
+  objectives; the two ends of a front get infinity; an objective in which the whole front
+  is equal adds 0 (even at the ends); fronts of one or two points get infinity.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def finite_rows(F: torch.Tensor) -> torch.Tensor:
+    """F (..., n, M) with every row that holds a non-finite value (NaN, inf, -inf) set to +inf
+    in all objectives: such a point is dominated by every finite one and never fronts a run
+    (a point (0, inf) would otherwise stay non-dominated forever)."""
+    ok = torch.isfinite(F).all(-1, keepdim=True)
+    return torch.where(ok, F, torch.inf)
+
+
+def dominance(F: torch.Tensor, violation: torch.Tensor | None = None) -> torch.Tensor:
+    """D (..., n, n), D[..., i, j] True where point i (constrained-)dominates point j, for
+    objective values F (..., n, M) and optional total constraint violations (..., n)."""
+    no_worse = better = None
+    for m in range(F.shape[-1]):  # one (n, n) comparison per objective: no (n, n, M) temporary
+        a, b = F[..., :, None, m], F[..., None, :, m]
+        no_worse = (a <= b) if no_worse is None else no_worse & (a <= b)
+        better = (a < b) if better is None else better | (a < b)
+    D = no_worse & better
+    if violation is not None:
+        vi, vj = violation[..., :, None], violation[..., None, :]
+        both_feasible = (vi <= 0) & (vj <= 0)
+        D = torch.where(both_feasible, D, vi < vj)  # feasible (v = 0) beats infeasible; else smaller violation
+    return D
+
+
+def pareto_ranks(D: torch.Tensor, max_fronts: int | None = None) -> torch.Tensor:
+    """Front index (..., n) int64 of each point, from a dominance matrix D (..., n, n): 0 for
+    the non-dominated points, k for those dominated only by points of fronts < k. Points
+    still unranked after `max_fronts` peels (default n: all of them) get rank `max_fronts`."""
+    n = D.shape[-1]
+    peels = n if max_fronts is None else min(max_fronts, n)
+    Df = D.to(torch.float32)  # counts of dominators stay exact in float32 (n < 2**24)
+    count = Df.sum(-2)  # how many points dominate each point
+    rank = torch.full(count.shape, peels, dtype=torch.int64, device=D.device)
+    left = torch.ones(count.shape, dtype=torch.bool, device=D.device)
+    for k in range(peels):
+        front = left & (count == 0)
+        rank = torch.where(front, k, rank)
+        left = left & ~front
+        count = count - (front.to(torch.float32)[..., None, :] @ Df).squeeze(-2)
+        count = torch.where(front, -1.0, count)  # a ranked point never counts as a front again
+    return rank
+
+
+def crowding_distance(F: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
+    """NSGA-II's crowding distance (..., n) of each point within its front (`rank`), pymoo's
+    formula (see the module's docstring); F (..., n, M) finite where it matters."""
+    *lead, n, M = F.shape
+    F2 = F.reshape(-1, n, M)
+    r2 = rank.reshape(-1, n)
+    runs = F2.shape[0]
+    dist = torch.zeros(runs, n, dtype=F.dtype, device=F.device)
+    size = torch.zeros(runs, n + 1, dtype=torch.int64, device=F.device).scatter_add_(
+        1, r2, torch.ones_like(r2))  # points per front (ranks go up to n)
+    inf = torch.full((runs, 1), torch.inf, dtype=F.dtype, device=F.device)
+    for m in range(M):
+        order = F2[..., m].argsort(-1, stable=True)  # by the objective, ties in index order...
+        order = order.gather(1, r2.gather(1, order).argsort(-1, stable=True))  # ... within each front
+        f, r = F2[..., m].gather(1, order), r2.gather(1, order)
+        same = r[:, 1:] == r[:, :-1]  # neighbours in the same front
+        gap = torch.where(same, f[:, 1:] - f[:, :-1], torch.inf)
+        to_last, to_next = torch.cat([inf, gap], 1), torch.cat([gap, inf], 1)
+        low = torch.full((runs, n + 1), torch.inf, dtype=F.dtype, device=F.device).scatter_reduce(
+            1, r, f, "amin")
+        high = torch.full((runs, n + 1), -torch.inf, dtype=F.dtype, device=F.device).scatter_reduce(
+            1, r, f, "amax")
+        span = (high - low).gather(1, r)
+        # pymoo: a range of 0 makes the objective's terms NaN, then 0 (ends included)
+        term = torch.where(span > 0, (to_last + to_next) / torch.where(span > 0, span, 1), 0.0)
+        dist.scatter_add_(1, order, term)
+    dist = dist / M
+    dist = torch.where(size.gather(1, r2) <= 2, torch.inf, dist)  # pymoo: fronts of <= 2 points
+    return dist.reshape(*lead, n)
+
+
+def non_dominated(F: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """Mask (..., n) of the points no other valid point dominates, among the `valid` ones
+    (default: rows of finite values); a duplicate of a non-dominated point is kept too."""
+    if valid is None:
+        valid = torch.isfinite(F).all(-1)
+    D = dominance(torch.where(valid[..., None], F, torch.inf)) & valid[..., :, None]
+    return valid & ~D.any(-2)
