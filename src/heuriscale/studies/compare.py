@@ -186,6 +186,8 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
         budget = _budget(suite, function, dim, evals, evals_per_dim)
         for a in algos:
             algo = built[a].for_run(dim, budget)
+            if suite.multi_objective:  # MOEA/D: its population is its number of weight vectors
+                algo = algo.for_objectives(_registry_objectives(function, dim))
             iters = algo.steps_within(budget)
             params_a = settings[a]["params"]
             if algo is not built[a]:  # sizes from the dimension or the budget (L-SHADE): fixed in the config
@@ -526,6 +528,12 @@ def rebuild_report(folder: str | Path, formats: Sequence[str] = FORMATS) -> dict
 
 # -- helpers ---------------------------------------------------------------------------------------
 _registry = algorithms  # the module, under a name the `algorithms` argument does not shadow
+
+
+def _registry_objectives(function: str, dim: int) -> int:
+    from .. import problems
+
+    return problems.get_problem(function, dim=dim).objectives
 
 
 def _names(value) -> list:
