@@ -112,6 +112,7 @@ class MOEAD(Algorithm):
     min_pop = 2
     state_type = MOEADState
     multi_objective = True
+    islands_offered = False  # the weight vectors are the population
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -184,7 +185,7 @@ class MOEAD(Algorithm):
         M = F.shape[-1]
         w = das_dennis(self._partitions(M), M)  # Step 1.2
         T = min(self.neighbours, n)
-        B = torch.cdist(w, w).argsort(-1, stable=True)[:, :T]  # itself first (distance 0)
+        B = torch.cdist(w, w).argsort(dim=-1, stable=True)[:, :T]  # itself first (distance 0)
         on = dict(device=p.x.device)
         return MOEADState(x=p.x, f=F, ideal=F.amin(1),  # Step 1.4
                           weights=w.to(dtype=p.x.dtype, **on).expand(runs, n, M).clone(),

@@ -102,6 +102,7 @@ class NSGA2(Algorithm):
     min_pop = 2  # a tournament of two
     state_type = NSGA2State
     multi_objective = True
+    islands_offered = False  # survival sorts the whole population at once
     population_copies = 16  # plus the (2N)^2 dominance matrices: memory_bytes
 
     def __post_init__(self) -> None:
@@ -159,8 +160,8 @@ class NSGA2(Algorithm):
         crowd = crowding_distance(F, rank)  # (III-B)
         # P_t+1: by rank, then larger crowding, ties at random (III-C): three stable sorts
         order = torch.rand(runs, 2 * n, device=x.device).argsort(-1)
-        order = order.gather(1, (-crowd).gather(1, order).argsort(-1, stable=True))
-        order = order.gather(1, rank.gather(1, order).argsort(-1, stable=True))[:, :n]
+        order = order.gather(1, (-crowd).gather(1, order).argsort(dim=-1, stable=True))
+        order = order.gather(1, rank.gather(1, order).argsort(dim=-1, stable=True))[:, :n]
         keep = lambda t: t.gather(1, order.reshape(runs, n, *([1] * (t.ndim - 2))).expand(-1, -1, *t.shape[2:]))  # noqa: E731
         return NSGA2State(x=keep(x), f=keep(F).reshape(s.f.shape), rank=keep(rank), crowding=keep(crowd), violation=keep(v))
 

@@ -53,18 +53,17 @@ def pareto_ranks(D: torch.Tensor, max_fronts: int | None = None) -> torch.Tensor
     """Front index (..., n) int64 of each point, from a dominance matrix D (..., n, n): 0 for
     the non-dominated points, k for those dominated only by points of fronts < k. Points
     still unranked after `max_fronts` peels (default n: all of them) get rank `max_fronts`."""
-    n = D.shape[-1]
+    *lead, n, _ = D.shape
     peels = n if max_fronts is None else min(max_fronts, n)
-    Df = D.to(torch.float32)  # counts of dominators stay exact in float32 (n < 2**24)
-    count = Df.sum(-2)  # how many points dominate each point
+    Df = D.reshape(-1, n, n).to(torch.float32)  # counts of dominators stay exact in float32 (n < 2**24)
+    count = Df.sum(-2, keepdim=True)  # (B, 1, n) how many unranked points dominate each point
     rank = torch.full(count.shape, peels, dtype=torch.int64, device=D.device)
-    left = torch.ones(count.shape, dtype=torch.bool, device=D.device)
-    for k in range(peels):
-        front = left & (count == 0)
-        rank = torch.where(front, k, rank)
-        left = left & ~front
-        count = count - (front.to(torch.float32)[..., None, :] @ Df).squeeze(-2)
-        count = torch.where(front, -1.0, count)  # a ranked point never counts as a front again
+    for k in range(peels):  # five operations a peel: one front's points leave the count
+        front = count == 0
+        rank.masked_fill_(front, k)
+        count = torch.baddbmm(count, front.to(torch.float32), Df, alpha=-1)
+        count.masked_fill_(front, torch.inf)  # ranked: never a front again
+    rank = rank.reshape(*lead, n)
     return rank
 
 
@@ -80,8 +79,8 @@ def crowding_distance(F: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
         1, r2, torch.ones_like(r2))  # points per front (ranks go up to n)
     inf = torch.full((runs, 1), torch.inf, dtype=F.dtype, device=F.device)
     for m in range(M):
-        order = F2[..., m].argsort(-1, stable=True)  # by the objective, ties in index order...
-        order = order.gather(1, r2.gather(1, order).argsort(-1, stable=True))  # ... within each front
+        order = F2[..., m].argsort(dim=-1, stable=True)  # by the objective, ties in index order...
+        order = order.gather(1, r2.gather(1, order).argsort(dim=-1, stable=True))  # ... within each front
         f, r = F2[..., m].gather(1, order), r2.gather(1, order)
         same = r[:, 1:] == r[:, :-1]  # neighbours in the same front
         gap = torch.where(same, f[:, 1:] - f[:, :-1], torch.inf)
