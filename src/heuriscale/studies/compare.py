@@ -41,7 +41,7 @@ the resumable results store and written up by `campaign_report`.
   from its store, without running anything.
 - **Several objectives.** In a multi-objective suite (`zdt`, `dtlz`) a run's result is its
   final non-dominated set (stored with the run); the report scores it by its hypervolume
-  (reference point `suites.reference_point`: 1.1 x the true front's nadir) and its IGD to the
+  (reference point `engine.fronts.reference_point`: 1.1 x the true front's nadir) and its IGD to the
   problem's `pareto_front()` (`metrics`), and tests each in its own direction (higher
   hypervolume, lower IGD is better). Only algorithms for several objectives run there
   (nsga2, moead); the exports (COCO, IOHprofiler: single-objective formats) are refused.
@@ -404,14 +404,14 @@ def front_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[list
     its row) scored by hypervolume and IGD; the notes (reference points); and the true fronts
     ({function label: (n, M) array}) the report draws."""
     from .. import metrics, problems
-    from .suites import reference_point
+    from ..engine.fronts import reference_point
 
     suite, runs, refs, truths = campaign.suite, [], {}, {}
     for (algo, function, dim), config in campaign.configs:
         label = suite.label(function)
         if label not in truths:
             problem = problems.get_problem(function, dim=dim, **config.problem_params)
-            truths[label], refs[label] = problem.pareto_front().numpy(), reference_point(problem)
+            truths[label], refs[label] = problem.pareto_front().numpy(), reference_point(problem, None).tolist()
         for row in rows[config.key()]:
             front = row["extra"].get("front_f")
             if front is None:

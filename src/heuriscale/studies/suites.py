@@ -50,10 +50,11 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   them, a population of 100 for a number of generations G (N x G evaluations, the initial
   population included): ZDT 250 generations (25,000 evaluations); DTLZ 300 (30,000), DTLZ1
   400 and DTLZ3 1,000 (their g has 11^k - 1 local fronts). 31 runs (the field's usual count).
-  A run's result is its final non-dominated set, scored by its hypervolume (the reference
-  point 1.1 x the nadir of the true front: 1.1 in every objective for ZDT1, 2, 4 and
-  DTLZ2-4) and its IGD to the problem's `pareto_front()` (`metrics`); the report tests both
-  (higher hypervolume, lower IGD is better).
+  A run's result is its final non-dominated set, scored by its hypervolume (the engine's
+  reference point, `engine.fronts.reference_point`: 1.1 x the nadir of the true front, 1.1
+  in every objective for ZDT1, 2, 4 and DTLZ2-4) and its IGD to the problem's
+  `pareto_front()` (`metrics`); the report tests both (higher hypervolume, lower IGD is
+  better).
 
 One convention for every suite (`statistics.reported_error`): an error below 1e-8 is 0, the
 CEC 2017 rule, so that no report prints rounding noise (2.67e-14) or a negative error (float
@@ -75,7 +76,7 @@ from ..names import unknown_name
 from .statistics import error_of
 
 __all__ = ["Suite", "SUITES", "get_suite", "suite_names", "CEC2017_FRACTIONS", "cec2022_fractions",
-           "YAO_GENERATIONS", "BBOB_FRACTIONS", "MO_GENERATIONS", "reference_point"]
+           "YAO_GENERATIONS", "BBOB_FRACTIONS", "MO_GENERATIONS"]
 
 #: CEC 2017's recording points, fractions of MaxFES (technical report, sec. 2.2).
 CEC2017_FRACTIONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -110,7 +111,7 @@ class Suite:
     campaigns need on every device (bbob: float64, for COCO's 1e-8 targets above f* such as
     79.48), None for the default (float32 on CUDA, float64 on the CPU); `multi_objective`:
     the functions have several objectives, and a run is scored by the hypervolume and IGD of
-    its final non-dominated set (`reference_point`, `Problem.pareto_front`).
+    its final non-dominated set (`engine.fronts.reference_point`, `Problem.pareto_front`).
     Errors below 1e-8 are reported as 0 in every suite (`statistics.reported_error`).
     """
 
@@ -333,15 +334,6 @@ def _dtlz() -> Suite:
     return _multi_objective("dtlz", tuple(f"dtlz{k}" for k in range(1, 8)),
                             "Deb, Thiele, Laumanns & Zitzler, Scalable test problems for evolutionary multiobjective "
                             "optimization, 2005; M = 3; as pymoo 0.6.2 defines them")
-
-
-def reference_point(problem: problems.Problem) -> list[float]:
-    """The hypervolume reference point of a multi-objective suite: 1.1 x the nadir of the
-    problem's true front (`pareto_front()`)."""
-    front = problem.pareto_front()
-    if front is None:
-        raise ValueError(f"problem {problem.name!r} has no known Pareto front: no hypervolume reference point")
-    return (1.1 * front.max(0).values).tolist()
 
 
 SUITES: dict[str, Callable[[], Suite]] = {"cec2022": _cec2022, "cec2017": _cec2017, "classic": _classic,
