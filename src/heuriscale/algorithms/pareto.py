@@ -55,13 +55,20 @@ def pareto_ranks(D: torch.Tensor, max_fronts: int | None = None) -> torch.Tensor
     still unranked after `max_fronts` peels (default n: all of them) get rank `max_fronts`."""
     *lead, n, _ = D.shape
     peels = n if max_fronts is None else min(max_fronts, n)
-    Df = D.reshape(-1, n, n).to(torch.float32)  # counts of dominators stay exact in float32 (n < 2**24)
-    count = Df.sum(-2, keepdim=True)  # (B, 1, n) how many unranked points dominate each point
+    D3 = D.reshape(-1, n, n)
+    # small sets: an elementwise product and sum (one thread); larger ones: a batched matrix product
+    # (BLAS threads, which cost more than they bring on a few thousand entries)
+    small = D3.numel() <= 65536
+    Dn = D3.to(torch.float32)  # counts of dominators stay exact in float32 (n < 2**24)
+    count = Dn.sum(-2, keepdim=True)  # (B, 1, n) how many unranked points dominate each point
     rank = torch.full(count.shape, peels, dtype=torch.int64, device=D.device)
-    for k in range(peels):  # five operations a peel: one front's points leave the count
+    for k in range(peels):  # one front's points leave the count of the points they dominate
         front = count == 0
         rank.masked_fill_(front, k)
-        count = torch.baddbmm(count, front.to(torch.float32), Df, alpha=-1)
+        if small:
+            count = count - (front.transpose(1, 2) * Dn).sum(-2, keepdim=True)
+        else:
+            count = torch.baddbmm(count, front.to(torch.float32), Dn, alpha=-1)
         count.masked_fill_(front, torch.inf)  # ranked: never a front again
     rank = rank.reshape(*lead, n)
     return rank
