@@ -119,8 +119,9 @@ class Result:
         }
 
     def to_numpy(self) -> dict:
-        """Every field, tensors as NumPy arrays."""
-        return {k: (v.numpy() if isinstance(v, torch.Tensor) else v) for k, v in self._fields().items()}
+        """Every field, tensors as NumPy arrays (fronts: a list of arrays, one per run)."""
+        arrays = lambda v: [t.numpy() for t in v] if isinstance(v, list) and v and isinstance(v[0], torch.Tensor) else v  # noqa: E731
+        return {k: (v.numpy() if isinstance(v, torch.Tensor) else arrays(v)) for k, v in self._fields().items()}
 
     def to_dict(self) -> dict:
         """JSON-ready: tensors as (nested) lists, non-finite numbers as strings; a run that never
