@@ -308,3 +308,28 @@ def test_nsga2_keeps_a_feasible_front_on_a_constrained_problem():
     for F in r.front_f:
         radius = F.norm(dim=-1)
         assert len(F) >= 20 and (radius >= 1 - 1e-12).all() and float(radius.median()) < 1.05
+
+
+def test_nsga2s_n_peels_give_the_runs_that_ranking_every_point_gives(monkeypatch):
+    """Survival peels N fronts of the 2N points, not 2N: the same runs, number for number, on
+    objectives so nearly aligned that R_t has more than N fronts."""
+    import heuriscale.algorithms.nsga2 as nsga2
+
+    class Aligned(hs.Problem):
+        objectives = 2
+
+        def __init__(self):
+            super().__init__(3, 0.0, 1.0)
+
+        def evaluate(self, x):
+            return torch.stack([x[..., 0], x[..., 0] + 1e-3 * x[..., 1]], -1)
+
+    problem = Aligned()
+    F = problem.evaluate(torch.rand(1, 24, 3))
+    assert int(pareto_ranks(dominance(F)).max()) >= 12  # more fronts than N = 12
+    peeled = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
+    every = nsga2.front_ranks
+    monkeypatch.setattr(nsga2, "front_ranks", lambda F, v, max_fronts=None: every(F, v))
+    ranked = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
+    assert all(torch.equal(a, b) for a, b in zip(peeled.front_x, ranked.front_x))
+    assert torch.equal(peeled.history_hv, ranked.history_hv)

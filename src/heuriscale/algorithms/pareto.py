@@ -75,12 +75,13 @@ def pareto_ranks(D: torch.Tensor, max_fronts: int | None = None) -> torch.Tensor
     return rank
 
 
-def front_ranks(F: torch.Tensor, violation: torch.Tensor | None = None) -> torch.Tensor:
+def front_ranks(F: torch.Tensor, violation: torch.Tensor | None = None, max_fronts: int | None = None) -> torch.Tensor:
     """`pareto_ranks(dominance(F, violation))`, with one objective computed by a sort: domination
     is then a total preorder, and a point's front is the number of distinct keys below its
-    own (key: the value for feasible points, after them the violation for infeasible ones)."""
+    own (key: the value for feasible points, after them the violation for infeasible ones);
+    `max_fronts` as for `pareto_ranks` (the sort ranks every point)."""
     if F.shape[-1] > 1:
-        return pareto_ranks(dominance(F, violation))
+        return pareto_ranks(dominance(F, violation), max_fronts)
     key, group = F[..., 0], torch.zeros_like(F[..., 0])
     if violation is not None:
         infeasible = violation > 0
