@@ -56,35 +56,30 @@ def igd(F: ArrayLike, reference: ArrayLike, mask: ArrayLike | None = None):
     if _ndim(F) == 3:
         return _batched_igd(F, reference, mask)
     _no_mask(mask, "igd")
-    points = _finite_rows(_as_points(F, "F"))
-    reference = _as_reference(reference, points.shape[1])
-    if len(points) == 0:
-        return math.inf
     import moocore
 
-    return float(moocore.igd(points, ref=reference))
+    return _distance(F, reference, lambda points, ref: moocore.igd(points, ref=ref))
 
 
 def igd_plus(F: ArrayLike, reference: ArrayLike) -> float:
     """IGD+ of F (n, M) to the `reference` set (R, M), as pymoo's `IGDPlus(reference)(F)`."""
-    points = _finite_rows(_as_points(F, "F"))
-    reference = _as_reference(reference, points.shape[1])
-    if len(points) == 0:
-        return math.inf
     import moocore
 
-    return float(moocore.igd_plus(points, ref=reference))
+    return _distance(F, reference, lambda points, ref: moocore.igd_plus(points, ref=ref))
 
 
 def gd(F: ArrayLike, reference: ArrayLike) -> float:
     """Generational distance of F (n, M) to the `reference` set (R, M), as pymoo's `GD(reference)(F)`."""
     from scipy.spatial.distance import cdist
 
+    return _distance(F, reference, lambda points, ref: cdist(points, ref).min(axis=1).mean())
+
+
+def _distance(F: ArrayLike, reference: ArrayLike, indicator) -> float:
+    """`indicator(points, reference)` on F's finite rows; inf when none is left."""
     points = _finite_rows(_as_points(F, "F"))
     reference = _as_reference(reference, points.shape[1])
-    if len(points) == 0:
-        return math.inf
-    return float(cdist(points, reference).min(axis=1).mean())
+    return math.inf if len(points) == 0 else float(indicator(points, reference))
 
 
 # -- run sets --
