@@ -14,7 +14,7 @@ from heuriscale import metrics
 from heuriscale.algorithms import MOEAD, NSGA2
 from heuriscale.algorithms.genetic import polynomial_mutation, sbx
 from heuriscale.algorithms.moead import das_dennis, das_dennis_count
-from heuriscale.algorithms.pareto import crowding_distance, dominance, non_dominated, pareto_ranks
+from heuriscale.algorithms.pareto import crowding_distance, dominance, front_ranks, non_dominated, pareto_ranks
 
 pymoo = pytest.importorskip("pymoo")
 
@@ -61,6 +61,14 @@ def test_constrained_domination_puts_feasible_first_then_by_violation():
     # feasible (2, 0.5) dominates feasible (5, 5); then violation 0.1; rows 0 and 4 share a violation,
     # and infeasible points are not compared by their objectives
     assert rank.tolist() == [3, 1, 2, 0, 3]
+
+
+def test_one_objectives_ranks_by_a_sort_equal_the_dominance_ranks():
+    g = torch.Generator().manual_seed(0)
+    F = torch.randint(0, 7, (3, 40, 1), generator=g).double()
+    v = torch.where(torch.rand(3, 40, generator=g) < 0.3, torch.randint(1, 4, (3, 40), generator=g).double(), 0.0)
+    assert torch.equal(front_ranks(F), pareto_ranks(dominance(F)))
+    assert torch.equal(front_ranks(F, v), pareto_ranks(dominance(F, v)))
 
 
 def test_non_dominated_ignores_invalid_and_non_finite_rows():
@@ -148,14 +156,14 @@ def _pymoo_hv(algorithm, problem, gens: int, seeds, ref) -> np.ndarray:
 
 
 def test_nsga2_on_zdt1_reaches_pymoos_hypervolume():
-    """pop 40, 50 generations, 8 runs a side: the same distribution of final hypervolumes
+    """pop 40, 40 generations, 6 runs a side: the same distribution of final hypervolumes
     (Mann-Whitney), and a median within 3% of pymoo's. A tournament or a crowding sign turned
     round, or no elitism, ends far below it."""
     from pymoo.algorithms.moo.nsga2 import NSGA2 as PymooNSGA2
     from pymoo.problems import get_problem
 
-    theirs = _pymoo_hv(PymooNSGA2(pop_size=40), get_problem("zdt1", n_var=30), 50, range(8), np.full(2, 1.1))
-    r = hs.minimize("zdt1", NSGA2(pop_size=40), dim=30, iters=50, runs=8, seed=0, device="cpu", dtype="float64")
+    theirs = _pymoo_hv(PymooNSGA2(pop_size=40), get_problem("zdt1", n_var=30), 40, range(6), np.full(2, 1.1))
+    r = hs.minimize("zdt1", NSGA2(pop_size=40), dim=30, iters=40, runs=6, seed=0, device="cpu", dtype="float64")
     ours = r.hv.numpy()
     assert np.median(ours) >= 0.97 * np.median(theirs), (ours, theirs)
     assert stats.mannwhitneyu(ours, theirs).pvalue > 1e-3, (ours, theirs)
@@ -230,9 +238,9 @@ def test_same_seed_same_fronts_other_seed_others_and_json_round_trip(tmp_path):
 
 def test_batched_runs_are_distributed_like_separate_runs():
     problem = hs.get_problem("zdt1", dim=10)
-    batched = hs.minimize(problem, NSGA2(pop_size=20), iters=15, runs=8, seed=0, device="cpu").hv
-    single = torch.cat([hs.minimize(problem, NSGA2(pop_size=20), iters=15, runs=1, seed=100 + s, device="cpu").hv
-                        for s in range(8)])
+    batched = hs.minimize(problem, NSGA2(pop_size=16), iters=12, runs=6, seed=0, device="cpu").hv
+    single = torch.cat([hs.minimize(problem, NSGA2(pop_size=16), iters=12, runs=1, seed=100 + s, device="cpu").hv
+                        for s in range(6)])
     assert stats.mannwhitneyu(batched.numpy(), single.numpy()).pvalue > 1e-3
 
 
@@ -300,3 +308,28 @@ def test_nsga2_keeps_a_feasible_front_on_a_constrained_problem():
     for F in r.front_f:
         radius = F.norm(dim=-1)
         assert len(F) >= 20 and (radius >= 1 - 1e-12).all() and float(radius.median()) < 1.05
+
+
+def test_nsga2s_n_peels_give_the_runs_that_ranking_every_point_gives(monkeypatch):
+    """Survival peels N fronts of the 2N points, not 2N: the same runs, number for number, on
+    objectives so nearly aligned that R_t has more than N fronts."""
+    import heuriscale.algorithms.nsga2 as nsga2
+
+    class Aligned(hs.Problem):
+        objectives = 2
+
+        def __init__(self):
+            super().__init__(3, 0.0, 1.0)
+
+        def evaluate(self, x):
+            return torch.stack([x[..., 0], x[..., 0] + 1e-3 * x[..., 1]], -1)
+
+    problem = Aligned()
+    F = problem.evaluate(torch.rand(1, 24, 3))
+    assert int(pareto_ranks(dominance(F)).max()) >= 12  # more fronts than N = 12
+    peeled = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
+    every = nsga2.front_ranks
+    monkeypatch.setattr(nsga2, "front_ranks", lambda F, v, max_fronts=None: every(F, v))
+    ranked = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
+    assert all(torch.equal(a, b) for a, b in zip(peeled.front_x, ranked.front_x))
+    assert torch.equal(peeled.history_hv, ranked.history_hv)

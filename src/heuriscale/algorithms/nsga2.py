@@ -38,8 +38,10 @@ Choices (where the paper is silent, pymoo's):
   points sorted by violation after all feasible ones);
 - a point with a NaN or infinite objective is worse than every finite one (all its
   objectives +inf);
-- the non-dominated sort peels fronts a fixed number of times (2N: exact; see pareto.py),
-  O(N^2) memory per run and O(N^3) work in the worst case of 2N fronts.
+- the non-dominated sort of R_t peels fronts a fixed number of times, N (see pareto.py): the
+  front that fills P_t+1 is among the first N, since each front holds at least one point,
+  so the survivors and their ranks are exact; O(N^2) memory per run and O(N^3) work; with one objective
+  the fronts are the distinct values, ranked by a sort (NSGA-II is then an elitist GA).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ import torch
 from ..problems.base import Problem
 from .base import Algorithm, Proposal, State, check_positive, is_real, uniform
 from .genetic import polynomial_mutation, sbx
-from .pareto import crowding_distance, dominance, finite_rows, pareto_ranks
+from .pareto import crowding_distance, finite_rows, front_ranks
 from .registry import register_algorithm
 
 
@@ -124,7 +126,7 @@ class NSGA2(Algorithm):
     def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> NSGA2State:
         F = finite_rows(as_objectives(f))
         v = total_violation(problem, p.x)
-        rank = pareto_ranks(dominance(F, v))
+        rank = front_ranks(F, v)
         return NSGA2State(x=p.x, f=F.reshape(f.shape), rank=rank, crowding=crowding_distance(F, rank), violation=v)
 
     def ask(self, problem: Problem, s: NSGA2State) -> Proposal:
@@ -156,7 +158,9 @@ class NSGA2(Algorithm):
         x = torch.cat([s.x, p.x], 1)  # R_t = P_t ∪ Q_t
         F = torch.cat([as_objectives(s.f), finite_rows(as_objectives(f))], 1)
         v = torch.cat([s.violation, total_violation(problem, p.x)], 1)
-        rank = pareto_ranks(dominance(F, v))  # (III-A)
+        # (III-A); N peels: the front that fills P_t+1 is among the first N (each holds a point),
+        # and the points left unranked after them (rank N) are never kept
+        rank = front_ranks(F, v, max_fronts=n)
         crowd = crowding_distance(F, rank)  # (III-B)
         # P_t+1: by rank, then larger crowding, ties at random (III-C): three stable sorts
         order = torch.rand(runs, 2 * n, device=x.device).argsort(-1)

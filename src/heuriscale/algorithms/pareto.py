@@ -12,6 +12,7 @@ non-dominated set with the same functions. All objectives are minimised.
   non-dominated sort as repeated peeling, one matrix-vector product per front. The number
   of peels is fixed (the number of points, or `max_fronts`) because stopping when every
   point is ranked would ask the host; peels after the last front change nothing.
+- `front_ranks(F, violation)`: both at once, by a sort where there is one objective.
 - `crowding_distance(F, rank)`: NSGA-II's crowding distance within each front, computed as
   pymoo 0.6.2 computes it (`calc_crowding_distance`): per objective, the gap between a
   point's neighbours in the front sorted by that objective (stable sort, ties in index
@@ -58,7 +59,7 @@ def pareto_ranks(D: torch.Tensor, max_fronts: int | None = None) -> torch.Tensor
     D3 = D.reshape(-1, n, n)
     # small sets: an elementwise product and sum (one thread); larger ones: a batched matrix product
     # (BLAS threads, which cost more than they bring on a few thousand entries)
-    small = D3.numel() <= 65536
+    small = D3.numel() <= 1 << 20
     Dn = D3.to(torch.float32)  # counts of dominators stay exact in float32 (n < 2**24)
     count = Dn.sum(-2, keepdim=True)  # (B, 1, n) how many unranked points dominate each point
     rank = torch.full(count.shape, peels, dtype=torch.int64, device=D.device)
@@ -72,6 +73,25 @@ def pareto_ranks(D: torch.Tensor, max_fronts: int | None = None) -> torch.Tensor
         count.masked_fill_(front, torch.inf)  # ranked: never a front again
     rank = rank.reshape(*lead, n)
     return rank
+
+
+def front_ranks(F: torch.Tensor, violation: torch.Tensor | None = None, max_fronts: int | None = None) -> torch.Tensor:
+    """`pareto_ranks(dominance(F, violation))`, with one objective computed by a sort: domination
+    is then a total preorder, and a point's front is the number of distinct keys below its
+    own (key: the value for feasible points, after them the violation for infeasible ones);
+    `max_fronts` as for `pareto_ranks` (the sort ranks every point)."""
+    if F.shape[-1] > 1:
+        return pareto_ranks(dominance(F, violation), max_fronts)
+    key, group = F[..., 0], torch.zeros_like(F[..., 0])
+    if violation is not None:
+        infeasible = violation > 0
+        key, group = torch.where(infeasible, violation, key), infeasible.to(F.dtype)
+    order = key.argsort(dim=-1, stable=True)
+    order = order.gather(-1, group.gather(-1, order).argsort(dim=-1, stable=True))
+    k, g = key.gather(-1, order), group.gather(-1, order)
+    new = (k[..., 1:] != k[..., :-1]) | (g[..., 1:] != g[..., :-1])
+    dense = torch.cat([torch.zeros_like(new[..., :1]), new], -1).long().cumsum(-1)
+    return torch.empty_like(dense).scatter_(-1, order, dense)
 
 
 def crowding_distance(F: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:

@@ -38,6 +38,9 @@ def for_problem(algorithm: Algorithm, problem: Problem) -> Algorithm:
     if M > 1 and not algorithm.stepping().multi_objective:
         raise ValueError(f"{algorithm.name} minimises one objective; problem {problem.name!r} has {M}: "
                          "use a multi-objective algorithm (nsga2, moead)")
+    if M > 1 and type(algorithm).finish is not Algorithm.finish:
+        raise ValueError(f"{algorithm.name} refines a best point after its steps, which needs one objective; "
+                         f"problem {problem.name!r} has {M}: drop the refinement (--refine)")
     return algorithm.for_objectives(M)
 
 

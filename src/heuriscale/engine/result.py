@@ -119,14 +119,15 @@ class Result:
         }
 
     def to_numpy(self) -> dict:
-        """Every field, tensors as NumPy arrays."""
-        return {k: (v.numpy() if isinstance(v, torch.Tensor) else v) for k, v in self._fields().items()}
+        """Every field, tensors as NumPy arrays (fronts: a list of arrays, one per run)."""
+        arrays = lambda v: [t.numpy() for t in v] if isinstance(v, list) and v and isinstance(v[0], torch.Tensor) else v  # noqa: E731
+        return {k: (v.numpy() if isinstance(v, torch.Tensor) else arrays(v)) for k, v in self._fields().items()}
 
     def to_dict(self) -> dict:
         """JSON-ready: tensors as (nested) lists, non-finite numbers as strings; a run that never
         reached a target has its evals_to_target / hit_evals None (null), not the tensor's -1;
         fronts as one list of points per run."""
-        out = {k: _jsonable(_plain(v)) for k, v in self._fields().items()}
+        out = {k: (_jsonable(plain) if (plain := _plain(v)) is not v else v) for k, v in self._fields().items()}
         for key in _NOT_REACHED:
             if out.get(key) is not None:
                 out[key] = _each(out[key], lambda e: None if e < 0 else e)
