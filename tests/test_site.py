@@ -17,6 +17,7 @@ DOCS = ROOT / "docs"
 #: The pages a newcomer reads, whose examples run here (the worked example's own page,
 #: black-box.md, and adding-an-algorithm.md have tests of their own in test_docs.py).
 PAGES = sorted([DOCS / "index.md", DOCS / "getting-started.md", DOCS / "cpu-threads.md", DOCS / "statistics.md",
+                DOCS / "multiobjective.md",
                 *(DOCS / "guide").glob("*.md")])
 
 

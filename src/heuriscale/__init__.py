@@ -18,8 +18,9 @@ from .version import __version__
 
 #: Public name -> the module that defines it (imported when the name is first used).
 _WHERE = {
-    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JADE", "JSO", "LSHADE", "PRS", "PSO", "Firefly", "Algorithm",
-                     "Kernels", "State", "algorithm_names", "get_algorithm", "register_algorithm"), ".algorithms"),
+    **dict.fromkeys(("APO", "CMAES", "DE", "FEP", "JADE", "JSO", "LSHADE", "MOEAD", "NSGA2", "PRS", "PSO", "Firefly",
+                     "Algorithm", "Kernels", "State", "algorithm_names", "get_algorithm", "register_algorithm"),
+                    ".algorithms"),
     **dict.fromkeys(("AskTell", "Result", "Runner", "minimize", "set_cpu_threads"), ".engine"),
     **dict.fromkeys(("NumpyFunction", "Problem", "ScalarFunction", "TorchFunction", "Workers", "get_problem",
                      "problem_names", "register_problem"), ".problems"),
@@ -27,7 +28,7 @@ _WHERE = {
     "TritonFunction": ".problems.triton_function",  # imports Triton
 }
 
-_SUBPACKAGES = ("algorithms", "engine", "problems", "local", "studies", "viz", "interrupt", "cli")
+_SUBPACKAGES = ("algorithms", "engine", "problems", "local", "studies", "viz", "interrupt", "cli", "metrics")
 
 __all__ = [
     "minimize",
@@ -56,6 +57,8 @@ __all__ = [
     "JADE",
     "LSHADE",
     "JSO",
+    "NSGA2",
+    "MOEAD",
     "CMAES",
     "Kernels",
     "get_algorithm",
@@ -65,7 +68,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what editors and type checkers see; at run time __getattr__ imports on demand
-    from .algorithms import APO, CMAES, DE, FEP, JADE, JSO, LSHADE, PRS, PSO, Firefly  # noqa: F401
+    from .algorithms import APO, CMAES, DE, FEP, JADE, JSO, LSHADE, MOEAD, NSGA2, PRS, PSO, Firefly  # noqa: F401
     from .algorithms import Algorithm, Kernels, State  # noqa: F401
     from .algorithms import algorithm_names, get_algorithm, register_algorithm  # noqa: F401
     from .engine import AskTell, Result, Runner, minimize, set_cpu_threads  # noqa: F401

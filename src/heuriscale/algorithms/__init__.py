@@ -9,6 +9,8 @@ from .firefly import Firefly
 from .jade import JADE
 from .jso import JSO
 from .lshade import LSHADE
+from .moead import MOEAD
+from .nsga2 import NSGA2
 from .prs import PRS
 from .pso import PSO
 from .registry import algorithm_class, algorithm_names, get_algorithm, register_algorithm
@@ -27,6 +29,8 @@ __all__ = [
     "JADE",
     "LSHADE",
     "JSO",
+    "NSGA2",
+    "MOEAD",
     "get_algorithm",
     "register_algorithm",
     "algorithm_names",

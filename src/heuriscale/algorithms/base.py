@@ -120,6 +120,9 @@ class Algorithm:
     islands_offered: ClassVar[bool] = True
     #: Its fast paths (None: the torch step only, which every engine but the kernels' runs).
     kernels: ClassVar[Kernels | None] = None
+    #: True when it optimises several objectives at once (`Problem.objectives` > 1: values
+    #: (runs, n, M)); the engine refuses a problem of several objectives to any other.
+    multi_objective: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         sized_by_dim = type(self).default_pop is not Algorithm.default_pop  # pop_size=None: from the dimension
@@ -226,6 +229,11 @@ class Algorithm:
         if getattr(self, "max_evals", 0) is None and evals is not None:
             changes["max_evals"] = evals
         return dataclasses.replace(self, **changes) if changes else self
+
+    def for_objectives(self, objectives: int) -> Algorithm:
+        """This algorithm for a problem of `objectives` objectives (MOEA/D: its population is
+        the number of its weight vectors); the engine calls it after `for_run`."""
+        return self
 
     def with_horizon(self, steps: float) -> Algorithm:
         """This algorithm for a run of `steps` iterations.

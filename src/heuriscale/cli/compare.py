@@ -15,7 +15,8 @@ from .common import (DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, pars
 def compare(
     algorithms_: Annotated[str, typer.Option("--algorithms", "-a",
                                              help="comma-separated, e.g. pso,apo,fep,prs,firefly")],
-    suite: Annotated[str, typer.Option(help="cec2022, cec2017, classic (Yao et al. 1999) or bbob (COCO)")] = "cec2022",
+    suite: Annotated[str, typer.Option(help="cec2022, cec2017, classic (Yao et al. 1999), bbob (COCO), or zdt, "
+                                            "dtlz (several objectives: nsga2, moead)")] = "cec2022",
     dims: Annotated[Optional[str], typer.Option(help="comma-separated dimensions (default: the suite's)")] = None,
     runs: Annotated[Optional[int], typer.Option(
         help="runs per algorithm, function and dimension (default: the suite's, 30 for cec2022; "

@@ -70,6 +70,9 @@ def run(
     dist_timeout: Annotated[Optional[float], typer.Option(help=DIST_TIMEOUT_HELP)] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(
         help=THREADS_HELP + "; 1 = the papers' single-threaded CPU versions")] = None,
+    ref: Annotated[Optional[str], typer.Option(
+        help="several objectives: the hypervolume's reference point, one number per objective (e.g. 1.1,1.1); "
+             "default: the problem's Pareto front's nadir x 1.1")] = None,
 ) -> None:
     """Optimise a problem with an algorithm and print statistics over the runs.
 
@@ -77,6 +80,9 @@ def run(
     with 130 / 143; a second Ctrl-C exits at once. Under torchrun
     (`torchrun --nproc-per-node=N -m heuriscale run ...`) each run's population is split over
     the ranks as islands exchanging migrants; rank 0 prints and writes the result.
+
+    A problem of several objectives (`-P objectives=3` for DTLZ) runs with nsga2 or moead and
+    prints each run's final front size, hypervolume and IGD; --json writes the fronts.
     """
     algo_params = parse_assignments(param, "--param")
     if pop is not None:
@@ -119,6 +125,7 @@ def run(
             runs=runs, device=device, dtype=dtype, seed=seed, progress=not quiet and lead, engine=engine,
             checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
             islands=None if islands else False, migrate_every=migrate_every, migrants=migrants,
+            ref=None if ref is None else _numbers(ref, "--ref"),
         )
     except Interrupted as exc:
         _interrupted(exc, json_path if lead else None)
@@ -126,7 +133,7 @@ def run(
         fail((str(exc).strip() or type(exc).__name__).splitlines()[0])
     if not lead and result.extra.get("islands"):  # every rank holds the same result: rank 0 reports it
         return
-    _print_result(result)
+    _print_fronts(result) if result.objectives > 1 else _print_result(result)
     if output_image is not None:
         prob.save_thresholded(result.x, output_image)
         out.print(f"thresholded image written to {output_image}")
@@ -151,10 +158,11 @@ def _interrupted(exc: Interrupted, json_path: Path | None) -> None:
         kept.append(str(json_path))
     if exc.checkpoint is not None:
         kept.append(f"{exc.checkpoint} (continue with --resume {exc.checkpoint})")
+    best = f"best so far {result.best:.6g}" if result.objectives == 1 else "fronts so far kept"
     where = f"written to {' and '.join(kept)}" if kept else "nothing written (use --json / --checkpoint to keep it)"
     total = result.extra["max_steps"]
     of = "" if total is None else f" of {total:,}"
-    err.print(escape(f"interrupted at iteration {result.iterations:,}{of}; best so far {result.best:.6g}; {where}"),
+    err.print(escape(f"interrupted at iteration {result.iterations:,}{of}; {best}; {where}"),
               highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
 
@@ -200,6 +208,39 @@ def _print_result(result) -> None:
     threads = f", {threads} thread{'s' if threads != 1 else ''}" if threads else ""
     engine = result.extra.get("engine")
     table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {engine} engine{threads}")
+    table.add_row("seed", str(result.seed))
+    out.print(table)
+
+
+def _numbers(text: str, option: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{option} takes numbers separated by commas, e.g. 1.1,1.1; got {text!r}") from None
+
+
+def _print_fronts(result) -> None:
+    """The table of a run set with several objectives: front sizes, hypervolume and IGD over runs."""
+    s = result.summary()
+    table = Table(title=f"{result.algorithm['name']} on {result.problem['name']} "
+                        f"(D={result.problem['dim']}, M={result.objectives})")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_row("runs", str(result.runs))
+    for label, key in (("final front size", "front_size"), ("hypervolume", "hv"), ("IGD", "igd")):
+        if f"{key}_median" in s:
+            table.add_row(f"median {label} (min .. max)",
+                          f"{s[key + '_median']:.6g} ({s[key + '_min']:.6g} .. {s[key + '_max']:.6g})")
+    if result.ref_point is not None:
+        table.add_row("hypervolume reference point", ", ".join(f"{v:.6g}" for v in result.ref_point.tolist()))
+    table.add_row("front", "final population's non-dominated points")
+    table.add_row("evaluations / run", f"{result.evals:,}")
+    table.add_row("iterations", f"{result.iterations:,} (stopped by {result.stop_reason})")
+    nan = int(result.nan_evals.sum())
+    if nan:
+        table.add_row("NaN evaluations", f"{nan:,} (never in a front)")
+    table.add_row("wall time", f"{result.wall_time:.3f} s")
+    table.add_row("device", f"{result.device} ({result.device_name}), {result.dtype}, {result.extra.get('engine')} engine")
     table.add_row("seed", str(result.seed))
     out.print(table)
 

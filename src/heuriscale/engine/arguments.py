@@ -31,6 +31,19 @@ def as_algorithm(algorithm: Algorithm | str) -> Algorithm:
     return algorithm
 
 
+def for_problem(algorithm: Algorithm, problem: Problem) -> Algorithm:
+    """`algorithm` fitted to the problem's number of objectives, or a one-line error where it
+    optimises one objective and the problem has several."""
+    M = problem.objectives
+    if M > 1 and not algorithm.stepping().multi_objective:
+        raise ValueError(f"{algorithm.name} minimises one objective; problem {problem.name!r} has {M}: "
+                         "use a multi-objective algorithm (nsga2, moead)")
+    if M > 1 and type(algorithm).finish is not Algorithm.finish:
+        raise ValueError(f"{algorithm.name} refines a best point after its steps, which needs one objective; "
+                         f"problem {problem.name!r} has {M}: drop the refinement (--refine)")
+    return algorithm.for_objectives(M)
+
+
 def check_count(name: str, value, minimum: int = 1, required: bool = False) -> int | None:
     """`value` as an integer >= minimum (None passes unless required), or a clear error."""
     if value is None and not required:

@@ -9,6 +9,9 @@ program in another language, a pool of workers), and hands their values to `tell
         opt.tell(my_objective(x))           # a tensor, a NumPy array or a list: (n,) / (runs, n)
     print(opt.best_f, opt.best_x, opt.result())
 
+Several objectives (`objectives=M` with a box, or a problem that declares them; `nsga2` or
+`moead`): `tell()` takes (n, M) / (runs, n, M) values, and `result()` holds the fronts.
+
 It drives the algorithm's own halves (`ask_init`/`tell_init`, `ask`/`tell`) on a `Runner`
 that never evaluates anything itself, inside the run set's random stream: with the same
 seed, an ask/tell loop over a problem computes exactly the numbers of
@@ -31,7 +34,7 @@ from ..algorithms.base import Proposal
 from ..problems import Problem, rebuild
 from ..problems.base import BoundLike
 from . import checkpoint as checkpoints
-from .arguments import as_algorithm, as_problem, check_count, steps_allowed
+from .arguments import as_algorithm, as_problem, check_count, for_problem, steps_allowed
 from .progress import EvaluationsBar
 from .result import Result
 from .runner import Runner
@@ -70,6 +73,8 @@ class AskTell:
             theirs.
         iters: the budget in iterations, instead of `evals`.
         progress: show a bar with evaluations per second.
+        objectives: with a box (no problem), how many values each point has (M); `tell()`
+            then takes (n, M) / (runs, n, M). A problem brings its own.
         **algorithm_options: the algorithm's parameters, e.g. `pop_size=50, preset="paper001"`.
 
     Examples:
@@ -84,10 +89,10 @@ class AskTell:
     def __init__(self, algorithm: Algorithm | str, problem: Problem | str | None = None, *, dim: int | None = None,
                  lower: BoundLike | None = None, upper: BoundLike | None = None, runs: int = 1, seed: int | None = None, device: str | torch.device = "auto",
                  dtype: str | torch.dtype = "float32", evals: int | None = None, iters: int | None = None,
-                 progress: bool = False, **algorithm_options: object) -> None:
-        problem = _the_problem(problem, dim, lower, upper)
+                 progress: bool = False, objectives: int | None = None, **algorithm_options: object) -> None:
+        problem = _the_problem(problem, dim, lower, upper, objectives)
         algo = _the_algorithm(algorithm, algorithm_options)
-        algo = algo.for_run(problem.dim, check_count("evals", evals))
+        algo = for_problem(algo.for_run(problem.dim, check_count("evals", evals)), problem)
         self.max_steps = steps_allowed(algo, check_count("iters", iters), evals)
         self.budget = {"evals": evals, "iters": iters}
         algo = algo.with_horizon(self.max_steps)
@@ -119,7 +124,8 @@ class AskTell:
 
     def tell(self, values) -> None:
         """The values of the points of the last `ask()`, in their order: a tensor, a NumPy array
-        or a list of shape (n,) for one run or (runs, n). NaN is counted and never a best."""
+        or a list of shape (n,) for one run or (runs, n) (with M objectives: (n, M) or
+        (runs, n, M)). NaN is counted and never a best (nor in a front)."""
         runner = self._runner
         if self._pending is None:
             if self.done:
@@ -128,7 +134,8 @@ class AskTell:
         asked = self._asked()
         f = runner._guarded.take(self._values(values), asked, "tell()")  # checked before it counts
         if asked.shape[1] < self._pending.x.shape[1]:  # rows the step does not use: never asked, never best
-            f = torch.cat([f, f.new_full((f.shape[0], self._pending.x.shape[1] - asked.shape[1]), torch.inf)], 1)
+            f = torch.cat([f, f.new_full((f.shape[0], self._pending.x.shape[1] - asked.shape[1], *f.shape[2:]),
+                                         torch.inf)], 1)
         proposal, self._pending = self._pending, None
         with runner._rng, torch.no_grad():
             if runner.state is None:
@@ -145,16 +152,18 @@ class AskTell:
     def _values(self, values) -> torch.Tensor:
         """`values` as a (runs, n) tensor on the run's device, or a one-line error."""
         runner, x = self._runner, self._asked()
-        want = tuple(x.shape[:-1]) if runner.runs > 1 else (x.shape[1],)
+        per_point = (runner.objectives,) if runner.objectives > 1 else ()
+        want = (tuple(x.shape[:-1]) if runner.runs > 1 else (x.shape[1],)) + per_point
         try:
             f = torch.as_tensor(np.asarray(values) if not isinstance(values, torch.Tensor) else values)
         except (TypeError, ValueError, RuntimeError):
             raise ValueError(f"tell() takes numbers (a tensor, NumPy array or list) of shape {want}, "
                              f"got a {type(values).__name__} that is not one") from None
         if tuple(f.shape) != want:
-            raise ValueError(f"tell() expects one value per point of the last ask(), shape {want}, "
+            each = "one value" if not per_point else f"{runner.objectives} values (one per objective)"
+            raise ValueError(f"tell() expects {each} per point of the last ask(), shape {want}, "
                              f"got shape {tuple(f.shape)}")
-        return f.reshape(x.shape[:-1]).to(x.device)
+        return f.reshape(*x.shape[:-1], *per_point).to(x.device)
 
     # -- where it stands ------------------------------------------------------------------------
     @property
@@ -191,12 +200,19 @@ class AskTell:
     @property
     def best_f(self) -> torch.Tensor:
         """The best value told so far: a 0-d tensor for one run, (runs,) for several."""
-        return self._of_runs(self._started_runner().best_f)
+        return self._of_runs(self._single_best().best_f)
 
     @property
     def best_x(self) -> torch.Tensor:
         """Where it was: (D,) for one run, (runs, D) for several."""
-        return self._of_runs(self._started_runner().best_x)
+        return self._of_runs(self._single_best().best_x)
+
+    def _single_best(self) -> Runner:
+        runner = self._started_runner()
+        if runner.objectives > 1:
+            raise ValueError(f"best_f and best_x need one objective; these values have {runner.objectives} and no "
+                             "single best value: read result().front_x / front_f")
+        return runner
 
     def result(self) -> Result:
         """The runs so far as a `Result`, as `minimize` returns them."""
@@ -278,11 +294,17 @@ class AskTell:
         return opt
 
 
-def _the_problem(problem, dim, lower, upper) -> Problem:
+def _the_problem(problem, dim, lower, upper, objectives=None) -> Problem:
     if problem is None:
         if dim is None or lower is None or upper is None:
             raise ValueError("give a problem, or the box of the points to ask for: dim=, lower= and upper=")
-        return AskedProblem(dim, lower, upper)
+        asked = AskedProblem(dim, lower, upper)
+        if objectives is not None:
+            asked.objectives = check_count("objectives", objectives)
+        return asked
+    if objectives is not None and objectives != getattr(as_problem(problem, dim), "objectives", 1):
+        raise ValueError(f"objectives={objectives} was given but the problem has {as_problem(problem, dim).objectives}: "
+                         "a problem brings its own number of objectives")
     if lower is not None or upper is not None:
         raise ValueError("lower= and upper= describe the box when there is no problem: a problem brings its own "
                          "(get_problem(name, bounds=...) changes it)")

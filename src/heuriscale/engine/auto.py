@@ -60,6 +60,11 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     fastest one available, before any timing; `choose` then weighs it against eager)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if problem.objectives > 1 and engine not in ("auto", "eager"):
+        raise ValueError(f"engine {engine!r} is not available for several objectives (problem {problem.name!r} "
+                         f"has {problem.objectives}): they run eagerly, use engine='eager' (or 'auto')")
+    if problem.objectives > 1:
+        return "eager"
     if engine == "auto":
         if device.type == "cpu":
             return "native" if why_not_native(algorithm, problem, device) is None else "eager"

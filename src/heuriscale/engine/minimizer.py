@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -21,7 +22,7 @@ from ..interrupt import Interrupted, interruptible
 from ..problems import Problem
 from . import auto
 from . import checkpoint as checkpoints
-from .arguments import as_algorithm, as_problem, check_count, check_real, steps_allowed
+from .arguments import as_algorithm, as_problem, check_count, check_real, for_problem, steps_allowed
 from .device import memory_errors, resolve_device, synchronize
 from .graph import DEFAULT_CHUNK
 from .profile import PhaseTimer
@@ -57,6 +58,7 @@ def minimize(
     islands: bool | None = None,
     migrate_every: int | None = None,
     migrants: int = 1,
+    ref: Sequence[float] | None = None,
 ) -> Result:
     """Minimise `problem` with `algorithm` in `runs` independent runs advancing together.
 
@@ -101,6 +103,13 @@ def minimize(
             ranks as islands (None or True) or keep each rank's runs to itself (False).
         migrate_every: iterations between migrations of islands (default: one chunk).
         migrants: the best individuals per run each island sends at a migration.
+        ref: for a problem of several objectives, the hypervolume's reference point (one
+            number per objective; default: the problem's Pareto front's nadir x 1.1).
+
+    Several objectives (`problem.objectives` > 1, with `nsga2` or `moead`): the result holds
+    each run's final non-dominated set (`front_x`, `front_f`) and a hypervolume / IGD
+    history instead of best values; such run sets step eagerly, and `target`, checkpoints
+    and islands are refused.
 
     Returns:
         The runs' outcomes: best values and points per run, history, evaluations, wall time,
@@ -122,7 +131,10 @@ def minimize(
         raise ValueError("give a budget: iters=..., evals=... or time_limit=... (a target alone may never be reached)")
 
     problem = as_problem(problem, dim)
-    algo = as_algorithm(algorithm).for_run(problem.dim, evals)
+    algo = for_problem(as_algorithm(algorithm).for_run(problem.dim, evals), problem)
+    if problem.objectives > 1 and (checkpoint is not None or resume is not None):
+        raise ValueError("checkpoints of run sets with several objectives are not supported yet: "
+                         "drop checkpoint/resume (--checkpoint/--resume)")
     max_steps = steps_allowed(algo, iters, evals)
     algo = algo.with_horizon(max_steps)
     saved = None
@@ -138,11 +150,13 @@ def minimize(
         raise ValueError(f"checkpoint_every must be > 0 seconds, got {checkpoint_every!r}")
     runner = Runner(problem, algo, dim=dim, runs=runs, device=device, dtype=dtype, seed=seed, target=target,
                     engine="eager" if engine == "auto" else engine, chunk=chunk, islands=islands,
-                    migrate_every=migrate_every, migrants=migrants)
+                    migrate_every=migrate_every, migrants=migrants, ref=ref)
     if runner.islands is not None and (checkpoint is not None or resume is not None):
         raise ValueError("checkpoints of a run set split into islands over several ranks are not supported yet: "
                          "drop checkpoint/resume (--checkpoint/--resume), or run with islands=False")
-    if engine == "auto":
+    if engine == "auto" and problem.objectives > 1:
+        runner.use_engine("eager", "several objectives run eagerly (the only engine for them)")
+    elif engine == "auto":
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
             choice = auto.choose(runner, max_steps, profile, time_limit)
         if runner.islands is not None:  # every island steps with rank 0's choice

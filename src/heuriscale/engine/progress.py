@@ -38,8 +38,8 @@ class ProgressBar:
             return
         self.last = now
         done = runner.elapsed() if self.by_time else runner.iteration
-        best = float(runner.best_f.min())
-        self.progress.update(self.task, completed=min(done, self.total), status=f"it {runner.iteration}  best {best:.4g}")
+        self.progress.update(self.task, completed=min(done, self.total),
+                             status=f"it {runner.iteration}  {runner.standing(4)}")
 
     def status(self, text: str) -> None:
         """Show `text` now (the bar redraws itself while the caller blocks, e.g. compiling)."""
@@ -63,9 +63,8 @@ class EvaluationsBar:
     def update(self) -> None:
         opt = self.opt
         rate = opt.evals * opt.runs / max(time.perf_counter() - self.started, 1e-9)
-        best = float(opt._runner.best_f.min())
         self.progress.update(self.task, completed=opt.evals,
-                             status=f"{opt.evals:,} evaluations, {rate:,.1f}/s  best {best:.6g}")
+                             status=f"{opt.evals:,} evaluations, {rate:,.1f}/s  {opt._runner.standing(6)}")
 
     def close(self) -> None:
         self.progress.stop()

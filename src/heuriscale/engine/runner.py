@@ -19,12 +19,15 @@ import torch
 from .. import triton_ahead
 from ..algorithms import Algorithm, State
 from ..algorithms.base import take_rows
+from ..algorithms.pareto import non_dominated
 from ..interrupt import deferred
 from ..problems import Problem
 from . import checkpoint as checkpoints
-from .arguments import as_algorithm, as_problem, check_count, check_real
+from . import distributed
+from .arguments import as_algorithm, as_problem, check_count, check_real, for_problem
 from .auto import check_engine
 from .device import check_memory, device_name, dtype_name, memory_errors, resolve_device, resolve_dtype, synchronize
+from .fronts import FrontSamples, final_fronts, reference_point, valid_points
 from .graph import DEFAULT_CHUNK, GraphStepper, clone_carry
 from .guard import Guarded
 from .history import History
@@ -66,9 +69,11 @@ class Runner:
         migrate_every: int | None = None,
         migrants: int = 1,
         start: bool = True,
+        ref=None,
     ) -> None:
         """`start=False` sets the run set up without evaluating its initial population:
-        `start(state)` then takes one made elsewhere (`AskTell`, whose caller evaluates)."""
+        `start(state)` then takes one made elsewhere (`AskTell`, whose caller evaluates).
+        `ref`: with several objectives, the hypervolume's reference point (`fronts.py`)."""
         self.runs = check_count("runs", runs, required=True)
         self.device = resolve_device(device)
         if self.device.type == "cpu":
@@ -80,15 +85,25 @@ class Runner:
         if self.problem.runs_held not in (None, self.runs):
             raise ValueError(f"problem {self.problem.name!r} holds {self.problem.runs_held} instances, one per run: "
                              f"use runs={self.problem.runs_held} (got runs={self.runs})")
-        self.algorithm = as_algorithm(algorithm).for_run(self.problem.dim, None)  # sizes from the dimension
+        self.algorithm = for_problem(as_algorithm(algorithm).for_run(self.problem.dim, None), self.problem)
         self.algorithm.check_ready()
+        self.objectives = self.problem.objectives
+        if self.objectives > 1 and target is not None:
+            raise ValueError(f"target stops runs whose best value reaches it; problem {self.problem.name!r} has "
+                             f"{self.objectives} objectives and no single best: drop target (--target)")
+        self.ref = reference_point(self.problem, ref) if self.objectives > 1 else None
+        if ref is not None and self.objectives == 1:
+            raise ValueError("ref (the hypervolume's reference point) is for problems of several objectives")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = secrets.randbits(63) if seed is None else seed
         self.target = None if target is None else check_real("target", target)
         self.engine = check_engine(engine, self.device, self.problem, self.algorithm)
         self.chunk = check_count("chunk", chunk)
-        self.islands = join_islands(self, islands, migrate_every, migrants)
+        if self.objectives > 1 and islands is not False and distributed.launched():
+            raise ValueError("islands are not supported for several objectives: under torchrun use islands=False "
+                             "(--no-islands), each rank running its own run set")
+        self.islands = join_islands(self, False if self.objectives > 1 else islands, migrate_every, migrants)
         self._align_chunk()
         self._stepper: GraphStepper | None = None
         self.setup_time = 0.0  # compile + capture, seconds
@@ -105,6 +120,7 @@ class Runner:
         self.state: State | None = None
         self.iteration = 0
         self._history = History(self.problem.run_optima(self.runs))  # with known optima: target hits (exports)
+        self._fronts = FrontSamples() if self.objectives > 1 else None  # several objectives: fronts.py
         synchronize(self.device)
         self._t0 = time.perf_counter()
         if engine == "auto":
@@ -122,7 +138,9 @@ class Runner:
         best_f = torch.full((self.runs,), torch.inf, device=self.device, dtype=self.dtype)
         hit = torch.full((self.runs,), -1, device=self.device, dtype=torch.int64)
         self.best_x, self._hit_iter, self.best_f = self._track(self.state, self.state.x[:, 0], hit, self._it, best_f)
-        self._history.start(self.best_f, self.state.f[:, 0])  # the first point: each run's evaluation 1
+        first = self.state.f[:, 0] if self._fronts is None else best_f  # several objectives: no first value
+        self._history.start(self.best_f, first)  # the first point: each run's evaluation 1
+        self._sample_front()
         if self.engine in ("fused", "native"):
             self._prepare_kernels()
 
@@ -134,6 +152,13 @@ class Runner:
             state, self.best_x, self._hit_iter, self._it, self.best_f)
         self.iteration += 1
         self._history.step(self.iteration, self.best_f)
+        self._sample_front()
+
+    def _sample_front(self) -> None:
+        """Several objectives: keep the population's values when the history's stride is due."""
+        if self._fronts is not None and self._fronts.due(self.iteration):
+            x, F = self.state.x, self.state.f
+            self._fronts.record(self.iteration, F, valid_points(self._guarded, x, F))
 
     def _align_chunk(self) -> None:
         """Graph engines replay whole chunks: make migrations fall on chunk boundaries."""
@@ -211,10 +236,11 @@ class Runner:
 
     def _check_state(self, state: State) -> None:
         pop = state.x.shape[1] if state.x.ndim == 3 else None
-        if state.x.shape != (self.runs, pop, self.problem.dim) or state.f.shape != (self.runs, pop):
+        per_point = (self.objectives,) if self.objectives > 1 else ()
+        if state.x.shape != (self.runs, pop, self.problem.dim) or state.f.shape != (self.runs, pop, *per_point):
             raise ValueError(
                 f"{self.algorithm.name}.init returned x {tuple(state.x.shape)} and f {tuple(state.f.shape)}; "
-                f"expected (runs={self.runs}, pop, dim={self.problem.dim}) and (runs, pop)"
+                f"expected (runs={self.runs}, pop, dim={self.problem.dim}) and (runs, pop{', M' if per_point else ''})"
             )
 
     # -- stepping -------------------------------------------------------------------------
@@ -239,6 +265,7 @@ class Runner:
                     self.iteration += 1
                     n -= 1
                     self._history.step(self.iteration, self.best_f)
+                    self._sample_front()
                 if self.islands is not None and self.iteration % self.islands.every == 0:
                     self._migrate()
 
@@ -297,6 +324,8 @@ class Runner:
         return state, best_x, hit, it, best_f
 
     def _track(self, state: State, best_x, hit, it, best_f):
+        if self.objectives > 1:  # no single best: the fronts are read from the populations (fronts.py)
+            return best_x, hit, best_f
         fmin, idx = state.f.min(-1)
         better = fmin < best_f
         best_f = torch.where(better, fmin, best_f)
@@ -324,6 +353,9 @@ class Runner:
 
     def state_dict(self) -> dict:
         """Everything needed to continue these runs (tensors on the CPU); see `load_state_dict`."""
+        if self.objectives > 1:
+            raise ValueError("checkpoints of run sets with several objectives are not supported yet: "
+                             "run without checkpoint/resume (--checkpoint/--resume)")
         return checkpoints.capture(self)
 
     def load_state_dict(self, saved: dict, source: str = "checkpoint") -> None:
@@ -344,12 +376,24 @@ class Runner:
         """True when every run has reached the target (synchronises with the device)."""
         return self.target is not None and bool((self._hit_iter >= 0).all())
 
+    def standing(self, digits: int) -> str:
+        """Where the runs stand, for a progress bar: the best value so far, or with several
+        objectives the sizes of the populations' non-dominated sets (a host synchronisation)."""
+        if self._fronts is None:
+            return f"best {float(self.best_f.min()):.{digits}g}"
+        x, F = self.state.x, self.state.f
+        sizes = non_dominated(F, valid_points(self._guarded, x, F)).sum(-1)
+        low, high = int(sizes.min()), int(sizes.max())
+        return f"front {low}" + (f"-{high}" if high != low else "") + " points"
+
     def elapsed(self) -> float:
         synchronize(self.device)
         return time.perf_counter() - self._t0
 
     def result(self, stop_reason: str = "stopped") -> Result:
         """Collect the runs so far into a `Result` (one device synchronisation)."""
+        if self._fronts is not None:
+            return self._front_result(stop_reason)
         self._history.record(self.iteration, self.best_f)
         wall = self.elapsed()
         best_x, best_f, hit, history = self.best_x, self.best_f, self._hit_iter, self._history.values()
@@ -404,6 +448,32 @@ class Runner:
                 "setup_time": self.setup_time, **self._threads(), **self._extra, **islands,
                 **solution_report(self.problem, best_x, best_f),
             },
+        )
+
+    def _front_result(self, stop_reason: str) -> Result:
+        """The Result of a run set with several objectives: fronts and indicators (fronts.py)."""
+        x, F = self.state.x, self.state.f
+        self._fronts.record(self.iteration, F, valid_points(self._guarded, x, F))
+        wall = self.elapsed()
+        front = self.problem.pareto_front()
+        indicators = self._fronts.indicators(self.ref, front)
+        front_x, front_f = final_fronts(x, F, valid_points(self._guarded, x, F))
+        iterations = torch.tensor(self._fronts.iterations)
+        evals_at = lambda its: self._evals_at(its, self.algorithm, 0, 0, self.evals)  # noqa: E731
+        hv, igd = indicators["hv"], indicators["igd"]
+        return Result(
+            best_f=None, best_x=None, evals=self.evals, nan_evals=self._guarded.nan_evals.cpu(),
+            iterations=self.iteration, history_iter=iterations,
+            history_f=hv if hv is not None else igd, history_evals=evals_at(iterations),
+            wall_time=wall, device=str(self.device), device_name=device_name(self.device),
+            dtype=dtype_name(self.dtype), seed=self.seed, problem=self.problem.describe(),
+            algorithm={"name": self.algorithm.name, **self.algorithm.params()}, stop_reason=stop_reason,
+            objectives=self.objectives, front_x=front_x, front_f=front_f,
+            ref_point=self.ref, history_hv=hv, history_igd=igd,
+            hv=None if hv is None else hv[:, -1].clone(), igd=None if igd is None else igd[:, -1].clone(),
+            extra={"torch": torch.__version__, "engine": self._engine_used(), "setup_time": self.setup_time,
+                   "history_indicator": "hypervolume" if hv is not None else ("igd" if igd is not None else None),
+                   "front_from": "final population", **self._extra},
         )
 
     def _evals_at(self, iterations: torch.Tensor, whole, per_init: int, per_step: int, total: int) -> torch.Tensor:

@@ -221,6 +221,58 @@ for _k, _yao in YAO.items():
     register_problem(f"yao-f{_k}", _yao_factory(_k), f"Yao et al. 1999 f{_k}: {_yao.summary}, {_dims}", needs_dim=False)
 # -- end Yao et al. 1999 --
 
+# -- ZDT and DTLZ (several objectives) --
+def _zdt_factory(name: str):
+    def factory(dim: int | None = None, objectives: int = 2) -> Problem:
+        from .zdt import ZDT
+
+        if objectives != 2:
+            raise ValueError(f"problem {name!r} has 2 objectives; drop objectives or set it to 2")
+        return ZDT(name, dim)
+
+    return factory
+
+
+def _dtlz_factory(name: str):
+    if name == "dtlz4":
+        def biased(dim: int | None = None, objectives: int = 3, alpha: float = 100.0) -> Problem:
+            from .dtlz import DTLZ
+
+            return DTLZ(name, dim, objectives, alpha)
+
+        return biased
+
+    def factory(dim: int | None = None, objectives: int = 3) -> Problem:
+        from .dtlz import DTLZ
+
+        return DTLZ(name, dim, objectives)
+
+    return factory
+
+
+_ZDT_SUMMARIES = {
+    "zdt1": "convex front, D = 30 by default",
+    "zdt2": "concave front, D = 30 by default",
+    "zdt3": "front in five pieces, D = 30 by default",
+    "zdt4": "multimodal (21^9 local fronts), D = 10 by default, x_2.. in [-5, 5]",
+    "zdt6": "non-uniform, biased front, D = 10 by default",
+}
+_DTLZ_SUMMARIES = {
+    "dtlz1": "linear front, multimodal g, D = M + 4 by default",
+    "dtlz2": "spherical front, D = M + 9 by default",
+    "dtlz3": "spherical front, multimodal g, D = M + 9 by default",
+    "dtlz4": "spherical front, biased density (alpha=100), D = M + 9 by default",
+    "dtlz5": "degenerate curve front, D = M + 9 by default",
+    "dtlz6": "degenerate curve front, harder g, D = M + 9 by default",
+    "dtlz7": "disconnected front, D = M + 19 by default",
+}
+for _name, _summary in _ZDT_SUMMARIES.items():
+    register_problem(_name, _zdt_factory(_name), f"ZDT (2 objectives): {_summary}, [0, 1]", needs_dim=False)
+for _name, _summary in _DTLZ_SUMMARIES.items():
+    register_problem(_name, _dtlz_factory(_name), f"DTLZ (objectives=M, 3 by default): {_summary}, [0, 1]",
+                     needs_dim=False)
+# -- end ZDT and DTLZ --
+
 __all__ = [
     "Problem",
     "ClassicProblem",

@@ -4,7 +4,8 @@ A problem is what is optimised. It holds the dimension, the bounds as 1-D tensor
 when known, the optimum. `evaluate(x)` takes points of shape `(..., dim)` on any device
 and returns fitness values of shape `(...)` on the same device: every built-in problem
 is torch code vectorised over all leading dimensions, so one call evaluates a whole
-batch of populations.
+batch of populations. A problem with several objectives declares `objectives = M` and
+returns `(..., M)`; its `pareto_front()` is what its optimum is for one objective.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class Problem:
     #: run r is its r-th instance; the engine checks that a run set has that many runs.
     #: None: one problem for every run (any leading shape).
     runs_held: int | None = None
+    #: How many objectives `evaluate` returns, all minimised: 1 gives values of shape (...),
+    #: M > 1 gives (..., M). A problem with several objectives has no `optimum_f` (None); its
+    #: `pareto_front()` plays that part.
+    objectives: int = 1
 
     def __init__(
         self,
@@ -68,6 +73,13 @@ class Problem:
         """Each run's known optimum value (a problem holding one instance per run has one per
         run), or None where unknown."""
         return None if self.optimum_f is None else [self.optimum_f] * runs
+
+    def pareto_front(self, n: int | None = None) -> torch.Tensor | None:
+        """The true Pareto front (or a reference set sampled on it) as an (n_points, objectives)
+        float64 CPU tensor, the reference for IGD and for a hypervolume's reference point;
+        `n` asks for about that many points (each problem says how it reads it). None where
+        unknown (the default, and for every problem with one objective)."""
+        return None
 
     def select_runs(self, runs: Sequence[int]) -> Problem:
         """The problem of these runs of a run set (a study running some repeats of a
@@ -109,7 +121,10 @@ class Problem:
         lo, hi = self.lower, self.upper
         same = bool((lo == lo[0]).all() and (hi == hi[0]).all())
         bounds = [float(lo[0]), float(hi[0])] if same else [lo.tolist(), hi.tolist()]
-        return {"name": self.name, "dim": self.dim, "bounds": bounds, "optimum_f": self.optimum_f}
+        described = {"name": self.name, "dim": self.dim, "bounds": bounds, "optimum_f": self.optimum_f}
+        if self.objectives > 1:  # one objective keeps the description it always had
+            described["objectives"] = self.objectives
+        return described
 
     def __repr__(self) -> str:
         d = self.describe()
@@ -123,7 +138,11 @@ class ProblemWrapper(Problem):
         self.__dict__.update(vars(inner))
         self.name, self.host_bound, self.n_constraints = inner.name, inner.host_bound, inner.n_constraints
         self.stochastic, self.runs_held = inner.stochastic, inner.runs_held
+        self.objectives = inner.objectives
         self.inner = inner
+
+    def pareto_front(self, n: int | None = None) -> torch.Tensor | None:
+        return self.inner.pareto_front(n)
 
     def constraints(self, x: torch.Tensor) -> torch.Tensor:
         return self.inner.constraints(x)
@@ -239,19 +258,21 @@ def fitness_error(who: str, what: str, x_shape: tuple[int, ...], expected: str |
     )
 
 
-def check_fitness(f: torch.Tensor, x: torch.Tensor, who: str) -> torch.Tensor:
+def check_fitness(f: torch.Tensor, x: torch.Tensor, who: str, objectives: int = 1) -> torch.Tensor:
     """Raise a clear error when an objective returns the wrong type, shape, dtype or device
-    (static checks: no synchronisation, nothing compiled depends on them).
+    (static checks: no synchronisation, nothing compiled depends on them). With
+    `objectives = M > 1` the values must have shape (..., M).
 
     Integer values are accepted (the engine casts them to the run's dtype); complex and
     boolean ones are not.
     """
+    shape = tuple(x.shape[:-1]) + ((objectives,) if objectives > 1 else ())
+    per_point = "one real value per point" if objectives == 1 else f"{objectives} real values per point"
     if not isinstance(f, torch.Tensor):
         what = "None" if f is None else f"a value of type {type(f).__name__}"
-        raise fitness_error(who, what, tuple(x.shape),
-                            f"a torch tensor, one value per point, shape {tuple(x.shape[:-1])}")
-    if f.shape != x.shape[:-1]:
-        raise fitness_error(who, f"shape {tuple(f.shape)}", tuple(x.shape))
+        raise fitness_error(who, what, tuple(x.shape), f"a torch tensor, {per_point}, shape {shape}")
+    if tuple(f.shape) != shape:
+        raise fitness_error(who, f"shape {tuple(f.shape)}", tuple(x.shape), f"{per_point}, shape {shape}")
     if f.dtype.is_complex or f.dtype == torch.bool:
         raise fitness_error(who, f"{str(f.dtype).removeprefix('torch.')} values", tuple(x.shape),
                             "real numbers (a float tensor)")

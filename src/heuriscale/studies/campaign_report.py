@@ -8,6 +8,12 @@ notation, 3 significant digits), None (no data: '—') or text. Output is determ
 sorted before anything is computed and nothing but `meta` is stamped in, so the same input gives
 byte-identical md, tex and csv. A failed run (error NaN or inf) is never averaged in silently:
 its cell says 'NaN runs: k', and it ranks worst (see `statistics`).
+
+A multi-objective campaign (`meta["indicators"]`) scores each run by several indicators
+instead of one error: every table, test and rank is written once per indicator, in its own
+direction (a higher hypervolume is better: the statistics run on its negation, the tables
+print the values), and a figure draws each algorithm's final front of its median run against
+the true front.
 """
 
 from __future__ import annotations
@@ -25,15 +31,23 @@ from .statistics import (EXACT_RUNS, friedman, natural_key, reported_error, sign
                          versus_reference)
 
 FORMATS = ("md", "html", "tex", "csv")
-__all__ = ["write_report", "FORMATS"]
+__all__ = ["write_report", "FORMATS", "ERROR"]
+
+#: What a single-objective campaign reports: the run's "error", lower is better. A
+#: multi-objective campaign lists its own in meta["indicators"], e.g. {"key": "hv", "label":
+#: "final hypervolume", "short": "hypervolume", "higher": True}: the run's value under "key".
+ERROR = {"key": "error", "label": "final error f - f*", "short": "error", "higher": False}
 
 
-def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS) -> dict[str, Path]:
+def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS, truths: dict | None = None) -> dict[str, Path]:
     """Write the campaign report under `out_dir`; returns {"md" | "html" | "tex" | "csv" | "comparisons" |
     figure stem: path} ("csv": runs.csv, one row per run; "comparisons": comparisons.csv, one row
-    per algorithm, function and dimension tested against the reference; both with "csv").
+    per algorithm, function and dimension tested against the reference; both with "csv"; a
+    multi-objective campaign writes comparisons_<indicator>.csv, one per indicator).
 
-    Figures (`cd_D10.png`, `convergence_D10.png`, ...) are drawn when md or html is asked for."""
+    Figures (`cd_D10.png`, `convergence_D10.png`, ...) are drawn when md or html is asked for.
+    `truths`: {function: true Pareto front (n, M)} of a multi-objective campaign, whose runs
+    carry their final non-dominated set under "front": the fronts figure draws them."""
     unknown = set(formats) - set(FORMATS)
     if unknown:
         raise ValueError(f"unknown report formats {sorted(unknown)}; choose from {FORMATS}")
@@ -47,17 +61,29 @@ def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS) -> dict
     runs = sorted(runs, key=lambda r: (r["dim"], natural_key(r["function"]), r["algorithm"], r["repeat"], r["seed"]))
     ref, alpha = meta["reference"], float(meta.get("alpha", 0.05))
     algorithms = [ref] + sorted({r["algorithm"] for r in runs} - {ref})
+    indicators = meta.get("indicators") or [ERROR]
     written: dict[str, Path] = {}
     if "csv" in formats:
-        written["csv"] = _write_csv(out / "runs.csv", runs, meta.get("fractions", []))
-    wilcoxon = versus_reference(runs, ref, alpha)
-    if "csv" in formats:
-        written["comparisons"] = _write_comparisons(out / "comparisons.csv", wilcoxon, ref)
+        written["csv"] = _write_csv(out / "runs.csv", runs, meta.get("fractions", []),
+                                    [i["key"] for i in indicators if i is not ERROR])
+    tests: dict[str, dict] = {}
     blocks = _header(runs, meta, algorithms)
     draw = "md" in formats or "html" in formats
     for dim in sorted({r["dim"] for r in runs}):
-        blocks += _dimension(dim, [r for r in runs if r["dim"] == dim], meta, algorithms, wilcoxon.get(dim, {}),
-                             alpha, out if draw else None, written)
+        if indicators != [ERROR]:
+            blocks.append(("h2", f"D = {dim}"))
+        for indicator in indicators:
+            scored = [_scored(r, indicator) for r in runs if r["dim"] == dim]
+            wilcoxon = versus_reference(scored, ref, alpha)
+            tests.setdefault(indicator["key"], {}).update(wilcoxon)
+            blocks += _dimension(dim, scored, meta, algorithms, wilcoxon.get(dim, {}), alpha,
+                                 out if draw else None, written, indicator)
+    if "csv" in formats:
+        for indicator in indicators:
+            name = "comparisons" if indicator is ERROR else f"comparisons_{indicator['key']}"
+            written[name] = _write_comparisons(out / f"{name}.csv", tests.get(indicator["key"], {}), ref)
+    if truths is not None and draw:
+        blocks += _fronts_figure(runs, truths, algorithms, meta, out, written)
     if "md" in formats:
         written["md"] = _write(out / "report.md", _markdown(blocks))
     if "html" in formats:
@@ -124,6 +150,23 @@ def _count_cells(runs) -> dict:
     return counts
 
 
+def _scored(run: dict, indicator: dict) -> dict:
+    """The run with its "error" the indicator's value, negated where higher is better, so that
+    every statistic (lower is better) reads it in the right direction."""
+    if indicator is ERROR:
+        return run
+    value = float(run[indicator["key"]])
+    return {**run, "error": -value if indicator["higher"] else value}
+
+
+def _shown(s: dict | None, indicator: dict) -> dict | None:
+    """A summary as the tables print it: the values themselves (negated back where higher is better)."""
+    if s is None or not indicator["higher"]:
+        return s
+    flip = {k: (None if s[k] is None else -s[k]) for k in ("mean", "best", "median", "worst")}
+    return {**s, **flip}
+
+
 def _ranked_mean(s: dict | None) -> float:
     """What ranks and bold compare: the mean, +inf once a run failed, missing data +inf too."""
     if s is None or s["failed"] or s["mean"] is None:
@@ -131,14 +174,17 @@ def _ranked_mean(s: dict | None) -> float:
     return s["mean"]
 
 
-def _dimension(dim, runs, meta, algorithms, wilcoxon, alpha, folder, written) -> list:
+def _dimension(dim, runs, meta, algorithms, wilcoxon, alpha, folder, written, indicator=ERROR) -> list:
     functions = sorted({r["function"] for r in runs}, key=natural_key)
     algos = [a for a in algorithms if any(r["algorithm"] == a for r in runs)]
     errors: dict = {}
     for r in runs:
         errors.setdefault((r["function"], r["algorithm"]), []).append(r["error"])
     stats = {key: summary(v) for key, v in errors.items()}
-    blocks = [("h2", f"D = {dim}")]
+    shown_stats = {key: _shown(s, indicator) for key, s in stats.items()}
+    single = indicator is ERROR
+    label, short, tag = indicator["label"], indicator["short"], "" if single else f"-{indicator['key']}"
+    blocks = [("h2", f"D = {dim}")] if single else [("h3", f"{label[0].upper()}{label[1:]}, D = {dim}")]
 
     rows, bold = [], set()
     for i, f in enumerate(functions):
@@ -146,29 +192,32 @@ def _dimension(dim, runs, meta, algorithms, wilcoxon, alpha, folder, written) ->
         shown = [float(f"{m:.2e}") if math.isfinite(m) else m for m in means]  # bold every mean tied as printed
         best = min(shown)
         bold |= {(i, j + 1) for j, m in enumerate(shown) if m == best and math.isfinite(best)}
-        rows.append([(f,)] + [_mean_cell(stats.get((f, a))) for a in algos])
-    blocks.append(("table", f"Mean ± sample std (ddof = 1) of the final error f - f*, D = {dim}, over the runs "
+        rows.append([(f,)] + [_mean_cell(shown_stats.get((f, a))) for a in algos])
+    blocks.append(("table", f"Mean ± sample std (ddof = 1) of the {label}, D = {dim}, over the runs "
                    "that did not fail; best mean per function in bold (ties as printed all bold; a cell with NaN runs "
-                   "ranks last and is never bold)", f"tab:mean-D{dim}",
+                   "ranks last and is never bold)", f"tab:mean-D{dim}{tag}",
                    ["function"] + algos, rows, bold))
-    rows = [[(f,)] + [_spread_cell(stats.get((f, a))) for a in algos] for f in functions]
-    blocks.append(("table", f"Best / median / worst final error, D = {dim} (a failed run counts as inf)",
-                   f"tab:spread-D{dim}", ["function"] + algos, rows, set()))
+    rows = [[(f,)] + [_spread_cell(shown_stats.get((f, a))) for a in algos] for f in functions]
+    worst = "inf" if not indicator["higher"] else "-inf"
+    blocks.append(("table", f"Best / median / worst {'final error' if single else short}, D = {dim} "
+                   f"(a failed run counts as {worst})", f"tab:spread-D{dim}{tag}", ["function"] + algos, rows, set()))
 
     others = [a for a in algos if a in wilcoxon]
     ref = meta["reference"]
+    what = "" if single else f" ({short})"
     if others:
         rows = [[(f,)] + [_sign_cell(wilcoxon[a]["functions"].get(f)) for a in others] for f in functions]
         rows.append([("+/=/-",)] + [("{+}/{=}/{-}".format(**wilcoxon[a]["counts"]),) for a in others])
-        blocks.append(("table", f"Wilcoxon rank-sum against {ref}, D = {dim}: sign (Holm-adjusted p), "
-                       f"Vargha-Delaney A12 and its magnitude", f"tab:wilcoxon-D{dim}",
+        blocks.append(("table", f"Wilcoxon rank-sum against {ref}{what}, D = {dim}: sign (Holm-adjusted p), "
+                       f"Vargha-Delaney A12 and its magnitude", f"tab:wilcoxon-D{dim}{tag}",
                        ["function"] + [f"{a} vs {ref}" for a in others], rows, set()))
+        better, worse = ("higher", "lower") if indicator["higher"] else ("lower", "higher")
         blocks.append(("p", f"Two-sided Wilcoxon rank-sum (Mann-Whitney U) of each algorithm against {ref}: exact "
                        f"(the permutation distribution given the ties) when neither sample has more than {EXACT_RUNS} "
                        f"runs, else normal with tie and continuity correction; p adjusted by Holm over the functions "
-                       f"of D = {dim} for that algorithm. '+': significantly lower error than {ref} (adjusted p < "
-                       f"{alpha:g}), '-': significantly higher, '=': no significant difference. A12: the probability "
-                       f"that a run of the algorithm ends with a lower error than a run of {ref} (ties count half; "
+                       f"of D = {dim} for that algorithm. '+': significantly {better} {short} than {ref} (adjusted p < "
+                       f"{alpha:g}), '-': significantly {worse}, '=': no significant difference. A12: the probability "
+                       f"that a run of the algorithm ends with a {better} {short} than a run of {ref} (ties count half; "
                        f"above 0.5 favours the algorithm), negligible below |A12 - 0.5| = 0.06, small from 0.06, "
                        f"medium from 0.14, large from 0.21 (A12 = 0.56, 0.64, 0.71 and 0.44, 0.36, 0.29)."))
         counts = _count_cells(runs)
@@ -183,13 +232,34 @@ def _dimension(dim, runs, meta, algorithms, wilcoxon, alpha, folder, written) ->
     matrix = np.array([[_ranked_mean(stats[f, a]) for a in algos] for f in complete]).reshape(len(complete), len(algos))
     res = friedman(matrix, alpha)
     order = sorted(range(len(algos)), key=lambda j: (res["ranks"][j], algos[j]))
-    blocks.append(("table", f"Mean ranks over functions, D = {dim} (1 = lowest mean error, ties averaged)",
-                   f"tab:ranks-D{dim}", ["algorithm", "mean rank"],
+    best_mean = "lowest mean error" if single else f"best mean {short}"
+    blocks.append(("table", f"Mean ranks over functions{what}, D = {dim} (1 = {best_mean}, "
+                   "ties averaged)", f"tab:ranks-D{dim}{tag}", ["algorithm", "mean rank"],
                    [[(algos[j],), (f"{res['ranks'][j]:.2f}",)] for j in order], set()))
     blocks.append(("p", _friedman_text(res, alpha, len(functions) - len(complete), algos)))
     if folder is not None:
-        blocks += _figures(dim, runs, meta, algos, functions, res, folder, written)
+        blocks += _figures(dim, runs, meta, algos, functions, res, folder, written, tag.replace("-", "_"))
     return blocks
+
+
+def _fronts_figure(runs, truths, algorithms, meta, folder, written) -> list:
+    """Each algorithm's final front of its median-hypervolume run, per function, over the true front."""
+    from ..viz.fronts import front_panels
+
+    fronts: dict = {}
+    for f in sorted({r["function"] for r in runs}, key=natural_key):
+        for a in algorithms:
+            cell = sorted((r for r in runs if (r["function"], r["algorithm"]) == (f, a) and r.get("front") is not None),
+                          key=lambda r: (r["hv"], r["repeat"]))
+            if cell:
+                fronts.setdefault(f, {})[a] = np.asarray(cell[(len(cell) - 1) // 2]["front"], dtype=float)
+    if not fronts:
+        return []
+    path = front_panels(fronts, truths, folder / "fronts.png", f"Final fronts, {meta.get('suite', '')}")
+    written[path.stem] = path
+    return [("h2", "Final fronts"),
+            ("figure", path, "Each algorithm's final non-dominated set in its median-hypervolume run (the lower "
+             "median), over the true Pareto front (grey).")]
 
 
 def _mean_cell(s):
@@ -227,13 +297,13 @@ def _friedman_text(res, alpha, dropped, algos) -> str:
     return f"{test} {cd}"
 
 
-def _figures(dim, runs, meta, algos, functions, res, folder, written) -> list:
+def _figures(dim, runs, meta, algos, functions, res, folder, written, tag="") -> list:
     from ..viz.campaign import cd_diagram, convergence_panels
 
     out = []
     if res["k"] >= 2 and res["n"] >= 1:
         title = f"Mean ranks, D = {dim}, {res['n']} functions"
-        path = cd_diagram(dict(zip(algos, res["ranks"])), res["cd"], folder / f"cd_D{dim}.png", title)
+        path = cd_diagram(dict(zip(algos, res["ranks"])), res["cd"], folder / f"cd_D{dim}{tag}.png", title)
         written[path.stem] = path
         out.append(("figure", path, f"Critical-difference diagram, D = {dim}: algorithms joined by a bar are "
                     f"not significantly different (Nemenyi, alpha = {float(meta.get('alpha', 0.05)):g})."))
@@ -372,11 +442,11 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _write_csv(path: Path, runs, fractions) -> Path:
+def _write_csv(path: Path, runs, fractions, indicators=()) -> Path:
     """Every run, one row; the curve in columns curve@<fraction>. Errors as every format reports
     them (0 below 1e-8); floats as Python writes them (repr: exact round trip), so a failed run
-    reads 'nan' or 'inf' here."""
-    fields = ["algorithm", "function", "dim", "repeat", "seed", "error", "evals", "wall_s"]
+    reads 'nan' or 'inf' here. A multi-objective campaign adds a column per indicator."""
+    fields = ["algorithm", "function", "dim", "repeat", "seed", *(indicators or ["error"]), "evals", "wall_s"]
     points = [f"curve@{x:g}" for x in fractions]
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")

@@ -39,6 +39,12 @@ the resumable results store and written up by `campaign_report`.
   and IOHprofiler's formats under `<out>/coco/<algorithm>/` and `<out>/ioh/<algorithm>/`
   (`studies/exports`); `export(folder, formats)` does it for a finished campaign's folder,
   from its store, without running anything.
+- **Several objectives.** In a multi-objective suite (`zdt`, `dtlz`) a run's result is its
+  final non-dominated set (stored with the run); the report scores it by its hypervolume
+  (reference point `engine.fronts.reference_point`: 1.1 x the true front's nadir) and its IGD to the
+  problem's `pareto_front()` (`metrics`), and tests each in its own direction (higher
+  hypervolume, lower IGD is better). Only algorithms for several objectives run there
+  (nsga2, moead); the exports (COCO, IOHprofiler: single-objective formats) are refused.
 - **Deterministic report.** Everything in report.md, tables.tex, runs.csv and campaign.json
   comes from the plan and the stored rows: the header's wall time is the campaign's compute
   time, the sum of the stored runs' wall times (a batch of runs advanced together counts
@@ -59,6 +65,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .. import algorithms
@@ -133,7 +140,12 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
     if not algos:
         raise ValueError(f"give at least one algorithm; known algorithms: {', '.join(_registry.algorithm_names())}")
     for a in algos:
-        _registry.algorithm_class(a)  # unknown: "unknown algorithm ... known algorithms: ..."
+        cls = _registry.algorithm_class(a)  # unknown: "unknown algorithm ... known algorithms: ..."
+        if suite.multi_objective != bool(getattr(cls, "multi_objective", False)):
+            kind = "several objectives" if suite.multi_objective else "one objective"
+            raise ValueError(f"suite {suite.name!r} has problems with {kind}; algorithm {a!r} "
+                             f"{'optimises one' if suite.multi_objective else 'is for several'}: choose "
+                             f"{'nsga2 or moead' if suite.multi_objective else 'another suite (zdt, dtlz) or algorithm'}")
     if len(set(algos)) != len(algos):
         raise ValueError(f"algorithm {next(a for a in algos if algos.count(a) > 1)!r} is listed twice")
     params, presets, pops = dict(params or {}), dict(presets or {}), dict(pops or {})
@@ -174,6 +186,8 @@ def plan(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dims: 
         budget = _budget(suite, function, dim, evals, evals_per_dim)
         for a in algos:
             algo = built[a].for_run(dim, budget)
+            if suite.multi_objective:  # MOEA/D: its population is its number of weight vectors
+                algo = algo.for_objectives(_registry_objectives(function, dim))
             iters = algo.steps_within(budget)
             params_a = settings[a]["params"]
             if algo is not built[a]:  # sizes from the dimension or the budget (L-SHADE): fixed in the config
@@ -237,6 +251,9 @@ def check_exports(campaign: Campaign, exports: str | Sequence[str] | None) -> tu
     """The export names, checked against the campaign before it runs (a ValueError names the
     known exports, or says why the campaign cannot be written in one)."""
     names = _exports.export_names(exports)
+    if names and campaign.suite.multi_objective:
+        raise ValueError(f"the exports ({', '.join(names)}) are single-objective formats: suite "
+                         f"{campaign.suite.name!r} has several objectives; drop --export")
     _exports.check(names, campaign.functions)
     return names
 
@@ -255,9 +272,12 @@ def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None
     finally:
         if store is not None:
             store.close()
-    runs, notes = report_runs(campaign, rows)
+    if campaign.suite.multi_objective:
+        runs, notes, truths = front_runs(campaign, rows)
+    else:
+        (runs, notes), truths = report_runs(campaign, rows), None
     meta = report_meta(campaign, rows, runs)
-    written = write_report(runs, meta, campaign.out, formats)
+    written = write_report(runs, meta, campaign.out, formats, truths)
     written["json"] = _write_json(campaign, meta, notes)
     written["store"] = campaign.store_path
     if exports:
@@ -374,6 +394,38 @@ def report_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[lis
                   "optima": named}
 
 
+#: The indicators of a multi-objective campaign's report (`campaign_report.ERROR` for the form).
+INDICATORS = [{"key": "hv", "label": "final hypervolume", "short": "hypervolume", "higher": True},
+              {"key": "igd", "label": "final IGD", "short": "IGD", "higher": False}]
+
+
+def front_runs(campaign: Campaign, rows: Mapping[str, list[dict]]) -> tuple[list[dict], dict, dict]:
+    """A multi-objective campaign's report runs: each run's final non-dominated set (stored in
+    its row) scored by hypervolume and IGD; the notes (reference points); and the true fronts
+    ({function label: (n, M) array}) the report draws."""
+    from .. import metrics, problems
+    from ..engine.fronts import reference_point
+
+    suite, runs, refs, truths = campaign.suite, [], {}, {}
+    for (algo, function, dim), config in campaign.configs:
+        label = suite.label(function)
+        if label not in truths:
+            problem = problems.get_problem(function, dim=dim, **config.problem_params)
+            truths[label], refs[label] = problem.pareto_front().numpy(), reference_point(problem, None).tolist()
+        for row in rows[config.key()]:
+            front = row["extra"].get("front_f")
+            if front is None:
+                raise ValueError(f"the stored run {row['repeat']} of {algo} on {label} has no final front (written by "
+                                 "a heuriscale without several objectives): run the campaign again in a new --out")
+            F = np.asarray(front, dtype=float).reshape(-1, truths[label].shape[1])
+            runs.append({"algorithm": algo, "function": label, "dim": dim, "repeat": row["repeat"],
+                         "known_optimum": False, "seed": row["seed"], "error": math.nan,
+                         "hv": metrics.hypervolume(F, refs[label]), "igd": metrics.igd(F, truths[label]),
+                         "front": F, "curve": [], "evals": row["evals"],
+                         "wall_s": row["wall_time"] / max(1, int(row["extra"].get("batched_runs", 1)))})
+    return runs, {"reference_points": refs}, truths
+
+
 def _curve(row: dict, iters: int, fractions: Sequence[float], budget: int, algo) -> tuple[list, int, int]:
     """Best-so-far after the last whole iteration within floor(x * budget) evaluations, per x;
     and how many of these points came before the first population was complete (they read its
@@ -419,7 +471,8 @@ def report_meta(campaign: Campaign, rows: Mapping[str, list[dict]], runs: list[d
         full = _registry.get_algorithm(a, preset=s["preset"], **s["params"]).params()
         shown = {k: v for k, v in full.items() if not (k == "max_iters" and v is None)}
         parameters[a] = ({"preset": s["preset"]} if s["preset"] else {}) | shown
-    return {"suite": campaign.suite.name, "fractions": campaign.fractions(), "budgets": budgets,
+    indicators = {"indicators": INDICATORS} if campaign.suite.multi_objective else {}
+    return {**indicators, "suite": campaign.suite.name, "fractions": campaign.fractions(), "budgets": budgets,
             "reference": campaign.reference, "alpha": campaign.alpha, "device": device, "versions": versions,
             "seeds": (f"campaign seed {campaign.seed}; each configuration and batch of runs derives its own "
                       "(RunConfig.seed), listed per run in runs.csv"),
@@ -462,8 +515,9 @@ def rebuild_report(folder: str | Path, formats: Sequence[str] = FORMATS) -> dict
         for row in csv.DictReader(fh):
             curve = [error(v) for k, v in row.items() if k.startswith("curve@") and v != ""]
             runs.append({"algorithm": row["algorithm"], "function": row["function"], "dim": int(row["dim"]),
-                         "repeat": int(row["repeat"]), "seed": int(row["seed"]), "error": error(row["error"]),
-                         "evals": int(row["evals"]), "wall_s": float(row["wall_s"]), "curve": curve})
+                         "repeat": int(row["repeat"]), "seed": int(row["seed"]), "error": error(row.get("error", "nan")),
+                         "evals": int(row["evals"]), "wall_s": float(row["wall_s"]), "curve": curve,
+                         **{i["key"]: float(row[i["key"]]) for i in meta.get("indicators") or []}})
     written = write_report(runs, meta, folder, formats)
     doc["suite"] = {**doc.get("suite", {}), "errors_below": ERROR_FLOOR, "recorded_as": 0.0}
     path = folder / "campaign.json"
@@ -474,6 +528,12 @@ def rebuild_report(folder: str | Path, formats: Sequence[str] = FORMATS) -> dict
 
 # -- helpers ---------------------------------------------------------------------------------------
 _registry = algorithms  # the module, under a name the `algorithms` argument does not shadow
+
+
+def _registry_objectives(function: str, dim: int) -> int:
+    from .. import problems
+
+    return problems.get_problem(function, dim=dim).objectives
 
 
 def _names(value) -> list:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -175,14 +176,22 @@ def _row(result: Result, r: int, repeat: int, seed: int, batched: bool) -> dict:
             extra[key] = extra[key][r]
     extra["solution"] = result.extra.get("solution") if result.runs == 1 else None
     extra["batched_runs"] = result.runs if batched else 1
+    best_f, best_x = result.best_f, result.best_x
+    if result.objectives > 1:
+        # several objectives: the run's final non-dominated set is its result, and the store's
+        # one number (lower is better) its final IGD (inf where the problem's front is unknown)
+        extra["front_f"] = result.front_f[r].detach().cpu().double().tolist()
+        for key in ("hv", "igd"):
+            extra[key] = None if getattr(result, key) is None else float(getattr(result, key)[r])
+        best_f = torch.full((result.runs,), math.inf) if result.igd is None else result.igd
     return {
         "repeat": repeat,
         "config": {},  # filled by run_configs
         "seed": seed,
         "device": result.device,
         "device_name": result.device_name,
-        "best_f": float(result.best_f[r]),
-        "best_x": result.best_x[r].tolist(),
+        "best_f": float(best_f[r]),
+        "best_x": best_x[r].tolist() if best_x is not None else [],
         "evals": result.evals,
         "wall_time": result.wall_time,
         "setup_time": float(result.extra.get("setup_time", 0.0)),
@@ -198,6 +207,10 @@ def _history(result: Result, r: int) -> dict:
     with a known optimum, `hits`: [k, evaluations, best-so-far] for every target 10^(k/5)
     above f* the run reached, first time. Rows written before these keys existed have `iter`
     and `f` only."""
+    if result.objectives > 1:  # several objectives: the indicators after the sampled iterations
+        return {"iter": result.history_iter.tolist(),
+                **{key: getattr(result, f"history_{key}")[r].tolist() for key in ("hv", "igd")
+                   if getattr(result, f"history_{key}") is not None}}
     out = {"iter": result.history_iter.tolist(), "f": result.history_f[r].tolist()}
     if result.first_f is not None:
         out.update(evals=result.history_evals.tolist(), first_f=float(result.first_f[r]),

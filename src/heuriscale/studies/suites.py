@@ -44,6 +44,18 @@ the error f - f* is recorded. `heuriscale compare` runs an algorithm set over on
   function. Yao et al. ran 50 runs and report only final values; the recording points here are
   CEC 2017's 14 fractions (our choice).
 
+- `zdt`, `dtlz`: multi-objective suites, ZDT1-4, 6 (two objectives, pymoo's dimensions: 30
+  for ZDT1-3, 10 for ZDT4 and 6) and DTLZ1-7 with M = 3 objectives (D = M + k - 1 with the
+  paper's k: 7 for DTLZ1, 12 for DTLZ2-6, 22 for DTLZ7). Budgets as pymoo's examples run
+  them, a population of 100 for a number of generations G (N x G evaluations, the initial
+  population included): ZDT 250 generations (25,000 evaluations); DTLZ 300 (30,000), DTLZ1
+  400 and DTLZ3 1,000 (their g has 11^k - 1 local fronts). 31 runs (the field's usual count).
+  A run's result is its final non-dominated set, scored by its hypervolume (the engine's
+  reference point, `engine.fronts.reference_point`: 1.1 x the nadir of the true front, 1.1
+  in every objective for ZDT1, 2, 4 and DTLZ2-4) and its IGD to the problem's
+  `pareto_front()` (`metrics`); the report tests both (higher hypervolume, lower IGD is
+  better).
+
 One convention for every suite (`statistics.reported_error`): an error below 1e-8 is 0, the
 CEC 2017 rule, so that no report prints rounding noise (2.67e-14) or a negative error (float
 rounding can put a best f a hair below a stored f*). The results store keeps the raw values.
@@ -64,7 +76,7 @@ from ..names import unknown_name
 from .statistics import error_of
 
 __all__ = ["Suite", "SUITES", "get_suite", "suite_names", "CEC2017_FRACTIONS", "cec2022_fractions",
-           "YAO_GENERATIONS", "BBOB_FRACTIONS"]
+           "YAO_GENERATIONS", "BBOB_FRACTIONS", "MO_GENERATIONS"]
 
 #: CEC 2017's recording points, fractions of MaxFES (technical report, sec. 2.2).
 CEC2017_FRACTIONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -97,7 +109,9 @@ class Suite:
     `instances`: True where the runs are the functions' instances (bbob: run r on instance
     r + 1, passed to the problem as `instance=`); `dtype`: the floating-point type its
     campaigns need on every device (bbob: float64, for COCO's 1e-8 targets above f* such as
-    79.48), None for the default (float32 on CUDA, float64 on the CPU).
+    79.48), None for the default (float32 on CUDA, float64 on the CPU); `multi_objective`:
+    the functions have several objectives, and a run is scored by the hypervolume and IGD of
+    its final non-dominated set (`engine.fronts.reference_point`, `Problem.pareto_front`).
     Errors below 1e-8 are reported as 0 in every suite (`statistics.reported_error`).
     """
 
@@ -112,6 +126,7 @@ class Suite:
     labels: Mapping[str, str] = field(default_factory=dict)
     instances: bool = False
     dtype: str | None = None
+    multi_objective: bool = False
 
     def budget(self, function: str, dim: int) -> int:
         return int(self.budget_of(function, dim))
@@ -298,8 +313,31 @@ def _bbob() -> Suite:
                         "arXiv:1603.08776: instances 1-15 as the runs")
 
 
+#: Generations of 100 in the multi-objective suites' budgets (N x G evaluations).
+MO_GENERATIONS = {"zdt1": 250, "zdt2": 250, "zdt3": 250, "zdt4": 250, "zdt6": 250, "dtlz1": 400, "dtlz2": 300,
+                  "dtlz3": 1000, "dtlz4": 300, "dtlz5": 300, "dtlz6": 300, "dtlz7": 300}
+MO_POPULATION = 100
+
+
+def _multi_objective(name: str, functions: tuple[str, ...], source: str) -> Suite:
+    dims = {f: (problems.get_problem(f).dim,) for f in functions}  # pymoo's / the paper's default dimension
+    return Suite(name, functions, dims, lambda f, _dim: MO_GENERATIONS[f] * MO_POPULATION, lambda _dim: (1.0,),
+                 None, runs=31, source=source, dtype="float64", multi_objective=True)
+
+
+def _zdt() -> Suite:
+    return _multi_objective("zdt", ("zdt1", "zdt2", "zdt3", "zdt4", "zdt6"),
+                            "Zitzler, Deb & Thiele, Evolutionary Computation 8(2), 2000; as pymoo 0.6.2 defines them")
+
+
+def _dtlz() -> Suite:
+    return _multi_objective("dtlz", tuple(f"dtlz{k}" for k in range(1, 8)),
+                            "Deb, Thiele, Laumanns & Zitzler, Scalable test problems for evolutionary multiobjective "
+                            "optimization, 2005; M = 3; as pymoo 0.6.2 defines them")
+
+
 SUITES: dict[str, Callable[[], Suite]] = {"cec2022": _cec2022, "cec2017": _cec2017, "classic": _classic,
-                                          "bbob": _bbob}
+                                          "bbob": _bbob, "zdt": _zdt, "dtlz": _dtlz}
 
 
 def suite_names() -> list[str]:

@@ -1,0 +1,72 @@
+"""Real-coded genetic operators of NSGA-II and MOEA/D, as pymoo 0.6.2 applies them.
+
+Simulated binary crossover (SBX; K. Deb and R. B. Agrawal, "Simulated Binary Crossover for
+Continuous Search Space", Complex Systems 9, 1995) with the bounded spread of Deb's NSGA-II
+code, and polynomial mutation (PM; K. Deb and M. Goyal 1996, in the bounded form of the same
+code), each written after pymoo's `cross_sbx` and `mut_pm`, batched over runs and matings:
+
+SBX, for a pair of parents (p1, p2), per variable j:
+- the pair mates at all with probability `p_c` (else both children copy their parents);
+- variable j is crossed with probability `p_var` (pymoo's prob_var 0.5), and never where the
+  parents are within 1e-14 of each other or the bounds coincide;
+- with y1 = min(p1, p2), y2 = max, delta = y2 - y1, one u ~ U[0, 1) per variable, and for each
+  side beta = 1 + 2 (y1 - lower) / delta (child 1) or 1 + 2 (upper - y2) / delta (child 2),
+  alpha = 2 - beta^-(eta+1), betaq = (u alpha)^(1/(eta+1)) if u <= 1/alpha else
+  (1 / (2 - u alpha))^(1/(eta+1)); c1 = (y1 + y2 - betaq delta) / 2, c2 = (y1 + y2 + betaq delta) / 2;
+- the children are swapped with probability `p_exchange` (pymoo's prob_bin 0.5) as pymoo
+  swaps them (the draw XOR "p1 > p2"), then clipped to the box.
+
+PM, per child and variable: mutated with probability `p_var` (1/D by default) and only in
+individuals drawn with probability `p_individual` (pymoo's PM(prob=0.9) default); with
+d1 = (x - lower) / (upper - lower), d2 = (upper - x) / (upper - lower), u ~ U[0, 1):
+deltaq = (2u + (1 - 2u)(1 - d1)^(eta+1))^(1/(eta+1)) - 1 if u <= 0.5, else
+1 - (2(1 - u) + 2(u - 0.5)(1 - d2)^(eta+1))^(1/(eta+1)); x + deltaq (upper - lower), clipped.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float,
+        p_c: float, p_var: float = 0.5, p_exchange: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two children (runs, n, D) of the parent pairs p1, p2 (runs, n, D)."""
+    runs, n, dim = p1.shape
+    mates = torch.rand(runs, n, 1, device=p1.device, dtype=p1.dtype) < p_c
+    cross = torch.rand_like(p1) < p_var
+    cross = cross & ((p1 - p2).abs() > 1e-14) & (lower != upper) & mates
+    y1, y2 = torch.minimum(p1, p2), torch.maximum(p1, p2)
+    delta = torch.where(cross, y2 - y1, 1.0)  # (1.0 where not crossed: no division by zero)
+    u = torch.rand_like(p1)
+
+    def betaq(beta):
+        alpha = 2.0 - beta.pow(-(eta + 1.0))
+        inner = torch.where(u <= 1.0 / alpha, u * alpha, 1.0 / (2.0 - u * alpha))
+        return inner.pow(1.0 / (eta + 1.0))
+
+    c1 = 0.5 * ((y1 + y2) - betaq(1.0 + 2.0 * (y1 - lower) / delta) * delta)
+    c2 = 0.5 * ((y1 + y2) + betaq(1.0 + 2.0 * (upper - y2) / delta) * delta)
+    smaller = p1 < p2
+    child1, child2 = torch.where(smaller, c1, c2), torch.where(smaller, c2, c1)
+    swap = (torch.rand_like(p1) < p_exchange) ^ (p1 > p2)
+    child1, child2 = torch.where(swap, child2, child1), torch.where(swap, child1, child2)
+    child1 = torch.where(cross, child1, p1).clamp(lower, upper)
+    child2 = torch.where(cross, child2, p2).clamp(lower, upper)
+    return child1, child2
+
+
+def polynomial_mutation(x: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float, p_var: float,
+                        p_individual: float = 0.9) -> torch.Tensor:
+    """x (runs, n, D) mutated: per variable with probability p_var, in individuals drawn with
+    probability p_individual."""
+    runs, n, dim = x.shape
+    mutate = (torch.rand_like(x) < p_var) & (lower != upper)
+    span = torch.where(lower != upper, upper - lower, 1.0)
+    d1, d2 = (x - lower) / span, (upper - x) / span
+    u = torch.rand_like(x)
+    power = 1.0 / (eta + 1.0)
+    low_side = (2.0 * u + (1.0 - 2.0 * u) * (1.0 - d1).pow(eta + 1.0)).pow(power) - 1.0
+    high_side = 1.0 - (2.0 * (1.0 - u) + 2.0 * (u - 0.5) * (1.0 - d2).pow(eta + 1.0)).pow(power)
+    y = (x + torch.where(u <= 0.5, low_side, high_side) * span).clamp(lower, upper)
+    individual = torch.rand(runs, n, 1, device=x.device, dtype=x.dtype) <= p_individual
+    return torch.where(mutate & individual, y, x)

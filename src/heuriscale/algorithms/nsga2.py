@@ -1,0 +1,176 @@
+"""NSGA-II (Deb, Pratap, Agarwal & Meyarivan 2002) with pymoo 0.6.2's operators and defaults.
+
+K. Deb, A. Pratap, S. Agarwal and T. Meyarivan, "A Fast and Elitist Multiobjective Genetic
+Algorithm: NSGA-II", IEEE Trans. Evol. Comput. 6(2), 2002, 182-197.
+
+The paper's main loop, in its order (Section III), for a population P_t of N and objectives
+f (M of them, minimised); `pareto.py` holds the sorting and crowding as tensors:
+
+    P_0: N points uniform in the box, evaluated, sorted into fronts and crowded
+    Q_t: N children of P_t by binary tournament selection, recombination and mutation
+         tournament: the crowded-comparison operator <_n (III-B): i <_n j if
+           rank_i < rank_j, or rank_i = rank_j and distance_i > distance_j
+         recombination: SBX, eta_c = 15, on a pair with probability p_c = 0.9
+         mutation: polynomial, eta_m = 20, each variable with probability p_m = 1/D
+    R_t = P_t ∪ Q_t (2N): fast non-dominated sort into F_1, F_2, ...           (III-A)
+    crowding distance within each front                                          (III-B)
+    P_t+1: the fronts F_1, F_2, ... while they fit in N, then the best of the
+           first front that does not fit by <_n (elitist (mu + mu) survival)     (III-C)
+    constraints: Deb's constrained domination replaces domination              (Section V)
+
+Choices (where the paper is silent, pymoo's):
+- SBX as pymoo applies it (`genetic.py`): each variable crossed with probability 0.5 and the
+  two children exchanged per variable with probability 0.5; PM mutates an individual with
+  probability 0.9 (pymoo's `PM(prob=0.9)` default) and then each of its variables with
+  probability 1/D. The children of N/2 pairs (N odd: the first N of N + 1) are Q_t;
+- tournament: two permutations of P_t give the N x 2 contestants (pymoo's); the winner by
+  <_n, a random one on equal rank and distance. pymoo's NSGA2 compares by domination
+  between the two contestants before distance (its `comp_by_dom_and_crowding`); this file
+  follows the paper's <_n (rank), the crowded comparison of Section III-B;
+- crowding distance exactly pymoo's `calc_crowding_distance` (divided by M, ends infinite,
+  fronts of <= 2 points infinite); ties on the last front broken at random (pymoo's
+  randomized argsort);
+- pymoo also removes duplicate children and mates again until N unique ones are found; that
+  loop would need the host to decide when to stop, so children are kept as bred;
+- constraint violation: sum of max(0, g_i(x)) from `problem.constraints` (read in `tell`,
+  not counted as evaluations); a feasible point dominates an infeasible one, and of two
+  infeasible points the smaller violation dominates (pymoo: the same order, infeasible
+  points sorted by violation after all feasible ones);
+- a point with a NaN or infinite objective is worse than every finite one (all its
+  objectives +inf);
+- the non-dominated sort of R_t peels fronts a fixed number of times, N (see pareto.py): the
+  front that fills P_t+1 is among the first N, since each front holds at least one point,
+  so the survivors and their ranks are exact; O(N^2) memory per run and O(N^3) work; with one objective
+  the fronts are the distinct values, ranked by a sort (NSGA-II is then an elitist GA).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ..problems.base import Problem
+from .base import Algorithm, Proposal, State, check_positive, is_real, uniform
+from .genetic import polynomial_mutation, sbx
+from .pareto import crowding_distance, finite_rows, front_ranks
+from .registry import register_algorithm
+
+
+@dataclass
+class NSGA2State(State):
+    rank: torch.Tensor  # (runs, N) front index in P_t (0: non-dominated)
+    crowding: torch.Tensor  # (runs, N) crowding distance within its front
+    violation: torch.Tensor  # (runs, N) total constraint violation (0: feasible)
+
+
+def objectives_of(problem: Problem) -> int:
+    return int(getattr(problem, "objectives", 1))
+
+
+def total_violation(problem: Problem, x: torch.Tensor) -> torch.Tensor:
+    """sum_i max(0, g_i(x)) (runs, n); zeros for an unconstrained problem."""
+    if not problem.n_constraints:
+        return x.new_zeros(x.shape[:-1])
+    v = problem.constraints(x).to(x.dtype).clamp(min=0).sum(-1)
+    return torch.where(torch.isnan(v), torch.inf, v)
+
+
+def unit_fraction(name: str, **values) -> None:
+    for key, value in values.items():
+        if not (is_real(value) and 0 <= value <= 1):
+            raise ValueError(f"{name}: {key} must lie in [0, 1], got {value!r}")
+
+
+@register_algorithm
+@dataclass(kw_only=True)
+class NSGA2(Algorithm):
+    """NSGA-II: SBX (`eta_c`, pair rate `p_c`, per-variable rate `p_var`, exchange rate
+    `p_exchange`), polynomial mutation (`eta_m`, per-variable rate `p_m`, None: 1/D, in an
+    individual with probability `p_individual`), binary tournament on rank then crowding,
+    elitist survival of the best N of parents and children."""
+
+    eta_c: float = 15.0
+    p_c: float = 0.9
+    p_var: float = 0.5
+    p_exchange: float = 0.5
+    eta_m: float = 20.0
+    p_m: float | None = None
+    p_individual: float = 0.9
+
+    name = "nsga2"
+    paper = "Deb, Pratap, Agarwal & Meyarivan 2002"
+    min_pop = 2  # a tournament of two
+    state_type = NSGA2State
+    multi_objective = True
+    islands_offered = False  # survival sorts the whole population at once
+    population_copies = 16  # plus the (2N)^2 dominance matrices: memory_bytes
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive(self.name, eta_c=self.eta_c, eta_m=self.eta_m)
+        unit_fraction(self.name, p_c=self.p_c, p_var=self.p_var, p_exchange=self.p_exchange,
+                      p_individual=self.p_individual)
+        if self.p_m is not None:
+            unit_fraction(self.name, p_m=self.p_m)
+
+    def memory_bytes(self, runs: int, dim: int, itemsize: int) -> int:
+        n = 2 * self.pop_size  # P_t ∪ Q_t: a few (2N, 2N) matrices (bool and float32)
+        return super().memory_bytes(runs, dim, itemsize) + 8 * runs * n * n
+
+    def ask_init(self, problem: Problem, runs: int) -> Proposal:
+        self.check_dtype(problem.lower.dtype)
+        return Proposal(uniform(problem.lower, problem.upper, (runs, self.pop_size)))
+
+    def tell_init(self, problem: Problem, p: Proposal, f: torch.Tensor) -> NSGA2State:
+        F = finite_rows(as_objectives(f))
+        v = total_violation(problem, p.x)
+        rank = front_ranks(F, v)
+        return NSGA2State(x=p.x, f=F.reshape(f.shape), rank=rank, crowding=crowding_distance(F, rank), violation=v)
+
+    def ask(self, problem: Problem, s: NSGA2State) -> Proposal:
+        runs, n, dim = s.x.shape
+        pairs = math.ceil(n / 2)
+        parents = self._tournament(s, 2 * pairs)
+        rows = lambda i: s.x.gather(1, i[..., None].expand(-1, -1, dim))  # noqa: E731
+        c1, c2 = sbx(rows(parents[:, 0::2]), rows(parents[:, 1::2]), problem.lower, problem.upper,
+                     eta=self.eta_c, p_c=self.p_c, p_var=self.p_var, p_exchange=self.p_exchange)
+        children = torch.cat([c1, c2], 1)[:, :n]  # pymoo's order: every first child, then every second
+        p_m = 1.0 / dim if self.p_m is None else self.p_m
+        return Proposal(polynomial_mutation(children, problem.lower, problem.upper, eta=self.eta_m, p_var=p_m,
+                                            p_individual=self.p_individual))
+
+    def _tournament(self, s: NSGA2State, k: int) -> torch.Tensor:
+        """k winners (runs, k) of binary tournaments by <_n; contestants from permutations of P_t."""
+        runs, n = s.rank.shape
+        perms = math.ceil(2 * k / n)
+        order = torch.rand(runs, perms, n, device=s.x.device).argsort(-1).reshape(runs, perms * n)
+        a, b = order[:, 0:2 * k:2], order[:, 1:2 * k:2]
+        ra, rb = s.rank.gather(1, a), s.rank.gather(1, b)
+        ca, cb = s.crowding.gather(1, a), s.crowding.gather(1, b)
+        coin = torch.rand(runs, k, device=s.x.device) < 0.5
+        a_wins = (ra < rb) | ((ra == rb) & ((ca > cb) | ((ca == cb) & coin)))
+        return torch.where(a_wins, a, b)
+
+    def tell(self, problem: Problem, s: NSGA2State, p: Proposal, f: torch.Tensor) -> NSGA2State:
+        runs, n, dim = s.x.shape
+        x = torch.cat([s.x, p.x], 1)  # R_t = P_t ∪ Q_t
+        F = torch.cat([as_objectives(s.f), finite_rows(as_objectives(f))], 1)
+        v = torch.cat([s.violation, total_violation(problem, p.x)], 1)
+        # (III-A); N peels: the front that fills P_t+1 is among the first N (each holds a point),
+        # and the points left unranked after them (rank N) are never kept
+        rank = front_ranks(F, v, max_fronts=n)
+        crowd = crowding_distance(F, rank)  # (III-B)
+        # P_t+1: by rank, then larger crowding, ties at random (III-C): three stable sorts
+        order = torch.rand(runs, 2 * n, device=x.device).argsort(-1)
+        order = order.gather(1, (-crowd).gather(1, order).argsort(dim=-1, stable=True))
+        order = order.gather(1, rank.gather(1, order).argsort(dim=-1, stable=True))[:, :n]
+        keep = lambda t: t.gather(1, order.reshape(runs, n, *([1] * (t.ndim - 2))).expand(-1, -1, *t.shape[2:]))  # noqa: E731
+        return NSGA2State(x=keep(x), f=keep(F).reshape(s.f.shape), rank=keep(rank), crowding=keep(crowd), violation=keep(v))
+
+
+def as_objectives(f: torch.Tensor) -> torch.Tensor:
+    """(runs, n, M) values; one objective's (runs, n) become (runs, n, 1) (the state keeps the
+    problem's own shape, so that on one objective NSGA-II runs as a plain elitist GA)."""
+    return f[..., None] if f.ndim == 2 else f
