@@ -420,3 +420,18 @@ def test_an_ipop_ask_tell_loop_computes_what_minimize_does(tmp_path):
     assert torch.equal(told.best_f, plain.best_f) and torch.equal(told.best_x, plain.best_x)
     saved = torch.load(tmp_path / "at.ckpt", weights_only=False)
     assert (saved["state"]["level"] > 0).any()  # the checkpoint was taken with IPOP under way
+
+
+def test_a_box_of_width_zero_is_refused_in_one_line_before_any_work():
+    """sigma0 is 0.3 x the widest side: with lower == upper everywhere nothing scales the steps
+    (C would be 0 / 0 and the eigendecomposition fail); a side of width 0 among others is fine."""
+    flat = hs.TorchFunction(lambda x: (x ** 2).sum(-1), dim=3, lower=0.0, upper=0.0)
+    with pytest.raises(ValueError, match="box of width 0") as caught:
+        hs.minimize(flat, "cmaes", iters=5, seed=0, device="cpu", engine="eager")
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ValueError, match="box of width 0"):
+        hs.AskTell("cmaes", dim=2, lower=1.0, upper=1.0, evals=50, device="cpu")
+    assert hs.minimize(flat, hs.CMAES(sigma0=0.5), iters=3, seed=0, device="cpu", engine="eager").best_f.isfinite().all()
+    part = hs.TorchFunction(lambda x: (x ** 2).sum(-1), dim=3, lower=[0, -1, -1], upper=[0, 1, 1])
+    r = hs.minimize(part, "cmaes", iters=60, runs=2, seed=0, device="cpu", engine="eager")
+    assert (r.best_x[:, 0] == 0).all() and (r.best_f < 1e-4).all()

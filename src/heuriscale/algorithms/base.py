@@ -235,6 +235,11 @@ class Algorithm:
         the number of its weight vectors); the engine calls it after `for_run`."""
         return self
 
+    def check_problem(self, problem: Problem) -> None:
+        """Raise a one-line ValueError, before any work, where this algorithm cannot search
+        `problem` (e.g. a box it cannot scale its steps to); every problem passes by default.
+        Host code, called once by the engine with the problem's bounds on the host."""
+
     def with_horizon(self, steps: float) -> Algorithm:
         """This algorithm for a run of `steps` iterations.
 

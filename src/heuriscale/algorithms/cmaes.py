@@ -220,6 +220,14 @@ class CMAES(Algorithm):
     def default_pop(self, dim: int) -> int:
         return self.default_lambda(max(dim, 1))
 
+    def check_problem(self, problem: Problem) -> None:
+        """sigma0 = 0.3 x the widest side (the start below): a box of width 0 in every coordinate
+        leaves no step size to adapt (C would be 0 / 0)."""
+        if self.sigma0 is None and float((problem.upper - problem.lower).max()) == 0.0:
+            raise ValueError(f"cmaes: problem {problem.name!r} has a box of width 0 (lower == upper in every "
+                             "coordinate), so there is nothing to search and no step size to start from: widen its "
+                             "bounds, or give sigma0")
+
     def for_run(self, dim: int, evals: int | None) -> CMAES:
         """Also IPOP's largest population, left None: see `with_budget`."""
         algo = super().for_run(dim, evals)

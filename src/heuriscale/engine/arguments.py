@@ -41,6 +41,7 @@ def for_problem(algorithm: Algorithm, problem: Problem) -> Algorithm:
     if M > 1 and type(algorithm).finish is not Algorithm.finish:
         raise ValueError(f"{algorithm.name} refines a best point after its steps, which needs one objective; "
                          f"problem {problem.name!r} has {M}: drop the refinement (--refine)")
+    algorithm.stepping().check_problem(problem)
     return algorithm.for_objectives(M)
 
 
