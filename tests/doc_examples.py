@@ -45,8 +45,10 @@ def run_command(line: str) -> str:
         line = re.sub(r"--evals(-per-dim)? \d+", "", line)
         line = re.sub(r"--device \S+", "", line)
         args = shlex.split(line)[1:] + ["--runs", "2", "--evals", "1000", "--device", "cpu"]
-        if "--functions" not in line:
-            args += ["--functions", "1,2"]
+        if "--functions" not in line:  # two functions of the suite, by its own names where they differ
+            suite = re.search(r"--suite (\S+)", line)
+            name = suite.group(1) if suite else "cec2022"
+            args += ["--functions", f"{name}1,{name}2" if name in ("zdt", "dtlz") else "1,2"]
     else:
         args = shlex.split(line)[1:]
     res = CliRunner().invoke(app, args)

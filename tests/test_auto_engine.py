@@ -52,7 +52,10 @@ def test_a_short_time_limit_counts_only_this_algorithms_kernels_as_loaded(monkey
     monkeypatch.setattr(cpu_common, "native_loaded", {"NativeAPO", "NativeFEP"})
     other = auto.choose(runner, float("inf"), time_limit=0.3)
     assert other.engine == "eager" and "a time limit of 300 ms is short" in other.reason
-    monkeypatch.setattr(cpu_common, "native_loaded", {"NativePSO"})
+    # 50 x 10 coordinates run in the serial build: the parallel one loaded says nothing of it
+    monkeypatch.setattr(cpu_common, "native_loaded", {"NativePSO/parallel"})
+    assert auto.choose(runner, float("inf"), time_limit=0.3).engine == "eager"
+    monkeypatch.setattr(cpu_common, "native_loaded", {"NativePSO/serial"})
     assert auto.choose(runner, float("inf"), time_limit=0.3).engine == "native"
     assert auto.choose(runner, float("inf"), time_limit=0.1).engine == "eager"  # 4 x 0.05 s > 0.1 s
 

@@ -181,7 +181,7 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
     reason = why_not_native(runner.algorithm, runner.problem, runner.device)
     if reason is not None:
         return Choice("eager", reason)
-    setup = NATIVE_SETUP["more" if native_in_process(runner.algorithm) else "first"]
+    setup = NATIVE_SETUP["more" if native_in_process(runner.algorithm, _work(runner)) else "first"]
     if time_limit is not None and time_limit < 4 * setup:
         return Choice("eager", f"a time limit of {_seconds(time_limit)} is short next to loading the native kernels "
                                f"(~{_seconds(setup)})")
@@ -191,6 +191,13 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
         return Choice("eager", f"{steps} steps are fewer than {runner.chunk}: not worth loading kernels")
     t_eager, _ = _timed_eager_step(runner)
     return _weigh("native", steps, t_eager, setup, STEP_FRACTION["native"], "a warm disk cache")
+
+
+def _work(runner) -> int:
+    """Coordinates an iteration of the run set moves (runs x population x dimension), what the
+    native kernels choose their build and threads by."""
+    pop = getattr(runner.algorithm.stepping(), "pop_size", None) or 1
+    return runner.runs * pop * max(runner.problem.dim, 4)
 
 
 def _seconds(s: float) -> str:

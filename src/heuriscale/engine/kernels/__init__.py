@@ -35,17 +35,22 @@ import torch
 from ...triton_ahead import interpreted
 
 
-def native_in_process(algorithm) -> bool:
-    """Whether this process has loaded `algorithm`'s native kernels already (for one dtype or
-    objective at least): then another run of it loads in about 0.015 s. A kernel it has not
+def native_in_process(algorithm, work: int) -> bool:
+    """Whether this process has loaded `algorithm`'s native kernels already, in the build that a
+    run set of `work` coordinates an iteration likely uses (parallel with more than one thread
+    allowed and work at the parallel threshold, else serial; a kernel that weighs its work
+    otherwise, as Firefly's pairs, only makes this guess less sure), for one dtype or objective
+    at least: then another run of it loads in about 0.015 s. A kernel it has not
     loaded may be missing from the disk cache (a new machine, or an edited kernel) and then
     compiles for seconds, which `auto` cannot know without loading it."""
     found = _module(algorithm, "cpu")
     if found is None:
         return False
-    from .cpu_common import native_loaded  # (imported with the kernel module just now)
+    from ..threads import thread_limit
+    from .cpu_common import PARALLEL_MIN, loaded_key, native_loaded  # (imported with the kernel module just now)
 
-    return found[1].ITERATION.__name__ in native_loaded
+    parallel = thread_limit() > 1 and work >= PARALLEL_MIN
+    return loaded_key(found[1].ITERATION.__name__, parallel) in native_loaded
 
 
 def declared(algorithm, device_type: str):

@@ -40,6 +40,12 @@ from .cpu_objectives import inline_objective
 #: (what `auto` weighs: see `kernels.native_in_process`).
 native_loaded: set[str] = set()
 
+
+def loaded_key(kernel: str, parallel: bool) -> str:
+    """What `native_loaded` holds of a kernel class: its name and its build (the serial and the
+    parallel build are compiled and loaded apart, so one being loaded says nothing of the other)."""
+    return f"{kernel}/{'parallel' if parallel else 'serial'}"
+
 #: Individuals of one run per block of parallel work (one block's best is kept per call).
 BLOCK_ROWS = 256
 #: Below this many coordinates per iteration (runs x pop x dim) one thread is faster: a
@@ -299,7 +305,7 @@ class NativeIteration:
         for select in ((True,) if self.fitness else (False, True)):
             self._launch(s, best_x, hit, it, best_f, 0, record, not select or bool(self.fitness), select,
                          s.f if select else None)
-        native_loaded.add(type(self).__name__)
+        native_loaded.add(loaded_key(type(self).__name__, self.parallel()))
         return time.perf_counter() - started
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
