@@ -254,3 +254,12 @@ def test_island_bad_input():
         hs.minimize("sphere", "pso", dim=2, iters=5, device="cpu", migrants=0)
     with pytest.raises(ValueError, match="migrate_every must be an integer >= 1"):
         hs.minimize("sphere", "pso", dim=2, iters=5, device="cpu", migrate_every=-3)
+
+
+def test_error_text_is_cut_between_words():
+    from heuriscale.engine.distributed import _first_line
+
+    text = _first_line(RuntimeError("first line\n" + "rendezvous timed out " * 20))
+    assert len(text) <= 160 and text.endswith(" rendezvous...")  # the last line, cut after a whole word
+    assert _first_line(RuntimeError("x" * 300)) == "x" * 157 + "..."  # one long word: inside it
+    assert _first_line(RuntimeError("short")) == "short"

@@ -23,6 +23,7 @@ import datetime
 import math
 import os
 import socket
+import textwrap
 from dataclasses import dataclass
 
 import torch
@@ -190,7 +191,11 @@ def lost(group: Group, doing: str, exc: BaseException, advice: str = STUDY_ADVIC
 def _first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     text = lines[-1] if lines else type(exc).__name__
-    return text if len(text) < 160 else text[:157] + "..."
+    if len(text) <= 160:
+        return text
+    # cut between words, so that a long message never ends in half a word (one long word: inside it)
+    short = textwrap.shorten(text, 160, placeholder="...", break_on_hyphens=False)
+    return text[:157] + "..." if short == "..." else short
 
 
 def leave() -> None:
