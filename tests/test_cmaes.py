@@ -244,6 +244,7 @@ def test_evaluations_to_target_match_pycma():
     assert stats.mannwhitneyu(ours, theirs).pvalue > 1e-3, (np.median(ours), np.median(theirs))
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 @pytest.mark.parametrize("broken", ["no rank-mu", "c_sigma / 5"])
 def test_the_comparison_with_pycma_detects_a_broken_update(broken, monkeypatch):
     import heuriscale.algorithms.cmaes as module
@@ -362,6 +363,7 @@ def test_tolfun_reads_the_history_length_of_the_runs_lambda():
     assert restarts_at == [29, 69, 129, 233, 337], restarts_at
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_ipop_solves_rastrigin_where_restarts_at_the_same_population_do_not():
     """Rastrigin's global structure shows at large populations (Auger & Hansen 2005, and the
     reason for IPOP): with the same budget, IPOP's runs reach the global optimum more often."""

@@ -107,6 +107,7 @@ def test_islands_world_size_one_is_the_single_device_path(tmp_path):
     assert got["history_f"] == plain.history_f.tolist()
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_islands_agree_and_converge_at_least_as_well(tmp_path):
     """APO here: measured, islands help APO and PRS at equal total population, while PSO's and
     FEP's islands do worse than one big population (docs/benchmarks.md has the numbers)."""
@@ -199,6 +200,7 @@ def _threads(tmp_path, **env) -> list[dict]:
     return [json.loads(Path(f"{out}.rank{r}").read_text()) for r in range(2)]
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_each_rank_takes_its_share_of_the_cores(tmp_path, monkeypatch):
     """Two ranks on one machine each take at most cores // 2 threads (at least 1), not every
     core each, and the result says so; $HEURISCALE_CPU_THREADS overrides the share."""

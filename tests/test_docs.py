@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from heuriscale.cli import app
@@ -57,6 +58,7 @@ def _optimise(tmp_path, checkpoint: str, **popen):
                             **popen)
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_the_black_box_example_survives_ctrl_c_and_continues_to_the_same_result(tmp_path):
     """docs/black-box.md's example: a program run as a subprocess per point, over 2 worker
     processes. Interrupted after its first checkpoint, then run again, it ends with exactly

@@ -153,7 +153,8 @@ def test_same_seed_same_numbers_other_seed_differs_callers_stream_untouched(name
     assert not torch.equal(a.best_x, c.best_x)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# 41 calls an algorithm: the two cheapest in the default run, every algorithm under `pytest -m slow`
+@pytest.mark.parametrize("name", [n if n in ("pso", "de") else pytest.param(n, marks=pytest.mark.slow) for n in NAMES])
 def test_batched_runs_match_separate_runs_in_distribution(name):
     """Runs of one call draw from one stream, so run r is not any single call's run; they must
     be independent draws of the same distribution as separate runs (a broken batching, runs

@@ -329,6 +329,7 @@ def test_iohinspector_reads_the_coco_files_too(bbob):
     assert manager.n_runs == len(rows)
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_cocopp_post_processes_the_coco_export(bbob, tmp_path):
     import cocopp  # noqa: F401  a test dependency (pip install -e .[test]): a broken install fails here
     out, _, _ = bbob

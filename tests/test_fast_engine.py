@@ -241,6 +241,7 @@ def test_triton_is_prepared_ahead_only_with_a_gpu_driver_and_never_fails_a_run(m
     assert "preparing Triton ahead failed (RuntimeError: 0 active drivers)" in caplog.text
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_the_command_line_prepares_triton_before_it_imports_torch():
     """`heuriscale run` on a GPU machine starts Triton's one-time work before torch's import
     (which it then overlaps); on the CPU, or with the eager engine, it starts nothing."""

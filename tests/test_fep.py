@@ -77,6 +77,7 @@ def test_fep_sphere_quality():
     assert float(r.best_f.mean()) <= 1e-3, r.best_f
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_cauchy_beats_gaussian_on_schwefel_226():
     kw = dict(dim=30, iters=1500, runs=10, seed=0, device="cpu")
     cauchy = hs.minimize("schwefel-2.26", FEP(pop_size=100), **kw).best_f

@@ -144,7 +144,7 @@ def test_box_relative_step_is_the_absolute_step_with_resolved_coefficients(devic
     assert not torch.equal(a.x, s0.x)
 
 
-@pytest.mark.parametrize("engine", ["eager", "native"])
+@pytest.mark.parametrize("engine", [pytest.param("eager", marks=pytest.mark.slow), "native"])  # eager: a minute
 def test_default_solves_a_wide_box(engine):
     """Issue 28: on CEC 2022 F1 (D = 10, box [-100, 100]^10) gamma = 1 in absolute units made
     every attraction e^(-gamma r^2) = 0 and the old defaults drifted at random (mean error

@@ -161,6 +161,7 @@ def test_the_mask_search_takes_exactly_the_smallest_keys_ties_by_coordinate(dim,
         assert torch.equal(out_d[r].cpu(), expected), (r, int(ones[r]))
 
 
+@pytest.mark.slow  # interpreted on the CPU it takes minutes; on CUDA it runs under -m gpu
 def test_operators_renewals_and_masks_are_distributed_as_eager_ones(fused_device):
     n, dim, runs, pf_max = 120, 8, 20, 0.5  # one block of ranks per run (programs cost most interpreted)
     algo = APO(pop_size=n, pf_max=pf_max, max_iters=100)
@@ -196,6 +197,7 @@ def test_operators_renewals_and_masks_are_distributed_as_eager_ones(fused_device
     assert stats.mannwhitneyu(dormant["fused"], dormant["eager"]).pvalue > 1e-3
 
 
+@pytest.mark.slow  # as above
 def test_autotroph_share_follows_pah(fused_device):
     runner = hs.Runner(_sphere(4), APO(pop_size=250, max_iters=10), runs=4, seed=1, device=fused_device,
                        dtype="float64", engine="fused")

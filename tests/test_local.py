@@ -31,6 +31,7 @@ def test_rosenbrock_2d_same_minima_as_scipy(refiner, device):
     np.testing.assert_allclose(r.x.cpu().numpy(), _scipy(x0), atol=1e-6, rtol=0)
 
 
+@pytest.mark.slow  # minutes under load on 2 cores: `pytest -m slow`
 def test_rosenbrock_10d_reaches_scipys_minima(device):
     """Every refined point is one of the minima scipy's BFGS reaches, to 1e-6; a start that
     both send to the same basin ends at the same point. (A start near a basin boundary may
@@ -93,7 +94,8 @@ def test_fixed_step_reproduces_paper_002():
     torch.testing.assert_close(r.x, x0 - 0.1 * 2 * x0)
 
 
-@pytest.mark.parametrize("engine", ["eager", "native"])  # pinned: auto may choose differently for the two
+# pinned: auto may choose differently for the two; the eager one takes minutes on 2 cores
+@pytest.mark.parametrize("engine", [pytest.param("eager", marks=pytest.mark.slow), "native"])
 def test_firefly_plus_bfgs_improves_on_firefly(engine):
     ff = hs.get_algorithm("firefly", preset="paper002")
     for name in ("sphere", "rosenbrock", "rastrigin"):  # rastrigin: where separately seeded runs looked worse

@@ -155,7 +155,8 @@ def test_signal_writes_the_result_so_far_and_exits(tmp_path, sig, code):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.strip()]
+    # (a machine whose disk cache lacks this kernel build also says that it builds it, first)
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("building the native CPU")]
     assert len(lines) == 1 and lines[0].startswith("interrupted at iteration "), err
     assert "of 100,000,000; best so far" in lines[0] and "written to out.json and ck (continue with --resume ck)" in lines[0]
     result = json.loads((tmp_path / "out.json").read_text())
