@@ -312,7 +312,7 @@ def test_compiled_matches_eager_in_distribution(name):
     kw = dict(dim=5, iters=64, runs=40, device="cuda", chunk=16)
     eager = hs.minimize("rastrigin", small(name, pop=32), engine="eager", seed=0, **kw)
     fast = hs.minimize("rastrigin", small(name, pop=32), engine="compiled", seed=1, **kw)
-    assert fast.extra["engine"] in ("compiled+graph", "graph")
+    assert fast.extra["engine"] == "compiled+graph"  # (a step that ran uncompiled says "graph")
     assert torch.isfinite(fast.best_f).all()
     assert stats.mannwhitneyu(eager.best_f.numpy(), fast.best_f.numpy()).pvalue > 1e-3
     assert (fast.history_f[:, 1:] <= fast.history_f[:, :-1]).all()

@@ -8,6 +8,7 @@ everywhere.
 """
 
 import gc
+import logging
 import sys
 import warnings
 
@@ -50,6 +51,44 @@ def test_compile_failure_falls_back_with_a_clear_message(monkeypatch):
         r = hs.minimize("sphere", hs.PSO(pop_size=32), dim=3, iters=64, device="cuda", engine="compiled", chunk=16)
     assert any("could not compile" in str(w.message) for w in caught)
     assert r.extra["engine"] == "graph" and torch.isfinite(r.best_f).all()
+
+
+def _compiled_run_went_wrong(name: str, problem: str, dim: int | None, dtype: str):
+    """What went wrong in a short compiled run of this configuration on CUDA, or None."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            r = hs.minimize(problem, small(name, pop=16), dim=dim, iters=16, chunk=8, runs=2, seed=0, device="cuda",
+                            dtype=dtype, engine="compiled")
+        except Exception as exc:  # noqa: BLE001 - every configuration's outcome is reported
+            return f"{type(exc).__name__}: {str(exc)[:300]}"
+    fallback = [str(w.message) for w in caught if "could not compile" in str(w.message)]
+    if r.extra["engine"] != "compiled+graph" or fallback or r.iterations != 16 or not torch.isfinite(r.best_f).all():
+        return r.extra["engine"], r.iterations, fallback
+    return None
+
+
+@pytest.mark.gpu
+def test_a_long_lived_process_keeps_every_configuration_compiled():
+    """Thirty configurations compiled in one process (5 algorithms x 3 kinds of problem: a
+    classic function, a rotated BBOB one, a constrained design; x 2 dtypes), more than
+    dynamo's recompile limit (8) for one frame: each compiles in a frame of its own
+    (engine/compiled.py), dynamo warns of nothing, and each result names what ran (a step
+    that ran uncompiled would have raised inside the engine and been reported "graph")."""
+    _cuda()
+    records, wrong = [], []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logging.getLogger("torch._dynamo").addHandler(handler)
+    try:
+        for name in ("pso", "prs", "fep", "apo", "firefly"):
+            for problem, dim in (("sphere", 4), ("bbob-f15", 4), ("spring", None)):
+                for dtype in ("float32", "float64"):
+                    if (what := _compiled_run_went_wrong(name, problem, dim, dtype)) is not None:
+                        wrong.append((name, problem, dtype, what))
+    finally:
+        logging.getLogger("torch._dynamo").removeHandler(handler)
+    assert not wrong and not records, (wrong, [rec.getMessage()[:400] for rec in records])
 
 
 @pytest.mark.gpu

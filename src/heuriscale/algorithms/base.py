@@ -76,7 +76,8 @@ class Proposal:
 
     def __init__(self, x: torch.Tensor, **carry: torch.Tensor) -> None:
         self.x = x
-        self.__dict__.update(carry)
+        for name, value in carry.items():  # (not __dict__.update, where torch.compile of torch 2.11 breaks its graph)
+            setattr(self, name, value)
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={tuple(v.shape)}" for k, v in vars(self).items())

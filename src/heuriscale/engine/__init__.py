@@ -7,6 +7,7 @@ The modules, one concern each:
     auto.py         engine choice: which engines a run set may use, what "auto" picks
     kernels/        each algorithm's fused CUDA (Triton) and native CPU (Numba) kernels
     graph.py        chunks of steps replayed from CUDA graphs (compiled or not)
+    compiled.py     the compiled step: one frame per kind of run set, compiled whole
     islands.py      one run set over the ranks of a torchrun job, with migration
     checkpoint.py   checkpoints: atomic I/O, a runner's state taken and given back
     guard.py        the NaN policy;  history.py  sampled best-so-far;  progress.py  the bar

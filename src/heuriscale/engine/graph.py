@@ -23,6 +23,7 @@ import warnings
 import torch
 
 from .. import triton_ahead
+from .compiled import compiled_step
 
 #: Steps per captured graph by default: long enough to amortise a replay's host cost,
 #: short enough that stop criteria and progress stay responsive.
@@ -78,7 +79,7 @@ class GraphStepper:
         if compile_step:
             triton_ahead.wait()  # (inductor sets Triton up too: not while that thread does)
             try:
-                fn = torch.compile(advance, dynamic=False)
+                fn = compiled_step(advance)  # a frame of its own, whole or an error (compiled.py)
                 self._warm_up(fn, carry, counters)
                 self.compiled = True
             except Exception as exc:  # noqa: BLE001 - any compiler failure falls back
