@@ -60,10 +60,7 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     fastest one available, before any timing; `choose` then weighs it against eager)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
-    if problem.objectives > 1 and engine not in ("auto", "eager"):
-        raise ValueError(f"engine {engine!r} is not available for several objectives (problem {problem.name!r} "
-                         f"has {problem.objectives}): they run eagerly, use engine='eager' (or 'auto')")
-    if problem.objectives > 1:
+    if problem.objectives > 1 and engine == "auto":  # minimize's `choose` decides between eager and graph
         return "eager"
     if engine == "auto":
         if device.type == "cpu":
@@ -153,10 +150,25 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
         return Choice("eager", why)
     if problem.host_bound:
         return _choose_for_host_objective(runner, steps)
+    if problem.objectives > 1:
+        return _choose_for_objectives(runner, steps)
     fast = fast_engine(runner.algorithm, problem, device)
     if steps < runner.chunk or math.isinf(steps):
         return decide(fast, steps, runner.chunk, 0.0, 0.0)
     return decide(fast, steps, runner.chunk, *_timed_eager_step(runner))
+
+
+def _choose_for_objectives(runner, steps: float) -> Choice:
+    """Several objectives on CUDA: the uncompiled step replayed from CUDA graphs (no fused
+    kernels; its capture costs about one chunk of eager steps, no compilation)."""
+    if steps < runner.chunk:
+        return Choice("eager", f"{steps} steps are fewer than one {runner.chunk}-step chunk: nothing to replay")
+    return Choice("graph", GRAPH_FOR_OBJECTIVES)
+
+
+#: Why `auto` replays several objectives' steps from CUDA graphs (benchmarks/moo_speed_gpu.py).
+GRAPH_FOR_OBJECTIVES = ("several objectives: the step replayed from CUDA graphs, no compilation (faster than eager "
+                        "steps at every population measured, docs/multiobjective.md)")
 
 
 def _choose_for_host_objective(runner, steps: float) -> Choice:

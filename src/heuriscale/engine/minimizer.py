@@ -154,9 +154,7 @@ def minimize(
     if runner.islands is not None and (checkpoint is not None or resume is not None):
         raise ValueError("checkpoints of a run set split into islands over several ranks are not supported yet: "
                          "drop checkpoint/resume (--checkpoint/--resume), or run with islands=False")
-    if engine == "auto" and problem.objectives > 1:
-        runner.use_engine("eager", "several objectives run eagerly (the only engine for them)")
-    elif engine == "auto":
+    if engine == "auto":
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
             choice = auto.choose(runner, max_steps, profile, time_limit)
         if runner.islands is not None:  # every island steps with rank 0's choice
