@@ -126,6 +126,8 @@ def main() -> None:
     parser.add_argument("--pops", default="100,1000,10000")
     parser.add_argument("--engines", default="eager,graph", help="ours: engines timed at every population")
     parser.add_argument("--compiled-pops", default="100", help="populations also timed with engine='compiled'")
+    parser.add_argument("--no-sort", action="store_true", help="skip timing the sort alone")
+    parser.add_argument("--sort-programs", type=int, default=None, help="at most this many programs per run in the sort")
     parser.add_argument("--torch-sort-max", type=int, default=1000, help="largest population whose torch sort is timed")
     parser.add_argument("--no-evox", action="store_true")
     parser.add_argument("--pymoo-pops", default="100,1000", help="populations pymoo is timed at on this machine's CPU")
@@ -135,6 +137,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     compiled = {int(p) for p in args.compiled_pops.split(",") if p}
+    if args.sort_programs is not None:
+        from heuriscale.engine.kernels import pareto_cuda
+
+        pareto_cuda.MAX_PROGRAMS = args.sort_programs
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": args.commit,
            "machine": f"{torch.cuda.get_device_name()}, {platform.processor() or platform.machine()}",
            "torch": torch.__version__, "python": platform.python_version(), "heuriscale": hs.__version__,
@@ -167,7 +173,8 @@ def main() -> None:
             measure(row["ours"], engine, f"pop {pop} ours {engine}", time_ours, pop, engine, args)
         if not args.no_evox:
             measure(row, "evox", f"pop {pop} EvoX", time_evox, pop, args)
-        measure(row, "sort", f"pop {pop} sort alone (s)", time_sort, pop, args)
+        if not args.no_sort:
+            measure(row, "sort", f"pop {pop} sort alone (s)", time_sort, pop, args)
         if str(pop) in args.pymoo_pops.split(","):
             measure(row, "pymoo_cpu", f"pop {pop} pymoo (CPU)", time_pymoo, pop, args)
     import os

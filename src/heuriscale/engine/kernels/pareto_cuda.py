@@ -32,6 +32,8 @@ from ...triton_ahead import interpreted
 
 #: Columns a program updates at once, and front rows read per step of that update.
 COLUMNS, ROWS, SCAN = 256, 32, 1024
+#: At most this many programs per run (None: one per SM over all runs); 1 never uses the barrier.
+MAX_PROGRAMS: int | None = None
 
 
 @triton.jit
@@ -107,7 +109,7 @@ def programs_per_run(runs: int, tiles: int, device: torch.device) -> int:
     if interpreted() or device.type != "cuda":
         return 1
     sms = torch.cuda.get_device_properties(device).multi_processor_count
-    return max(1, min(tiles, sms // runs))
+    return max(1, min(tiles, sms // runs, MAX_PROGRAMS or sms))
 
 
 def peel_fronts_cuda(D: torch.Tensor, cover: int) -> torch.Tensor:
