@@ -124,31 +124,32 @@ def front_ranks(F: torch.Tensor, violation: torch.Tensor | None = None, cover: i
 
 def crowding_distance(F: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
     """NSGA-II's crowding distance (..., n) of each point within its front (`rank`), pymoo's
-    formula (see the module's docstring); F (..., n, M) finite where it matters."""
+    formula (see the module's docstring); F (..., n, M) finite where it matters. The M
+    objectives are sorted and measured side by side (one batch of sorts, not M)."""
     *lead, n, M = F.shape
-    F2 = F.reshape(-1, n, M)
+    Fm = F.reshape(-1, n, M).transpose(1, 2)  # (runs, M, n)
     r2 = rank.reshape(-1, n)
-    runs = F2.shape[0]
-    dist = torch.zeros(runs, n, dtype=F.dtype, device=F.device)
+    runs = Fm.shape[0]
+    R = r2[:, None, :].expand(runs, M, n)
+    order = Fm.argsort(dim=-1, stable=True)  # by each objective, ties in index order...
+    order = order.gather(-1, R.gather(-1, order).argsort(dim=-1, stable=True))  # ... within each front
+    f, r = Fm.gather(-1, order), R.gather(-1, order)
+    same = r[..., 1:] == r[..., :-1]  # neighbours in the same front
+    gap = torch.where(same, f[..., 1:] - f[..., :-1], torch.inf)
+    inf = torch.full((runs, M, 1), torch.inf, dtype=F.dtype, device=F.device)
+    to_last, to_next = torch.cat([inf, gap], -1), torch.cat([gap, inf], -1)
+    low = torch.full((runs, M, n + 1), torch.inf, dtype=F.dtype, device=F.device).scatter_reduce(-1, r, f, "amin")
+    high = torch.full((runs, M, n + 1), -torch.inf, dtype=F.dtype, device=F.device).scatter_reduce(-1, r, f, "amax")
+    span = (high - low).gather(-1, r)
+    # pymoo: a range of 0 makes the objective's terms NaN, then 0 (ends included)
+    term = torch.where(span > 0, (to_last + to_next) / torch.where(span > 0, span, 1), 0.0)
+    term = torch.empty_like(term).scatter_(-1, order, term)  # back in the points' order
+    dist = term[:, 0]
+    for m in range(1, M):  # summed objective by objective, in pymoo's order
+        dist = dist + term[:, m]
+    dist = dist / M
     size = torch.zeros(runs, n + 1, dtype=torch.int64, device=F.device).scatter_add_(
         1, r2, torch.ones_like(r2))  # points per front (ranks go up to n)
-    inf = torch.full((runs, 1), torch.inf, dtype=F.dtype, device=F.device)
-    for m in range(M):
-        order = F2[..., m].argsort(dim=-1, stable=True)  # by the objective, ties in index order...
-        order = order.gather(1, r2.gather(1, order).argsort(dim=-1, stable=True))  # ... within each front
-        f, r = F2[..., m].gather(1, order), r2.gather(1, order)
-        same = r[:, 1:] == r[:, :-1]  # neighbours in the same front
-        gap = torch.where(same, f[:, 1:] - f[:, :-1], torch.inf)
-        to_last, to_next = torch.cat([inf, gap], 1), torch.cat([gap, inf], 1)
-        low = torch.full((runs, n + 1), torch.inf, dtype=F.dtype, device=F.device).scatter_reduce(
-            1, r, f, "amin")
-        high = torch.full((runs, n + 1), -torch.inf, dtype=F.dtype, device=F.device).scatter_reduce(
-            1, r, f, "amax")
-        span = (high - low).gather(1, r)
-        # pymoo: a range of 0 makes the objective's terms NaN, then 0 (ends included)
-        term = torch.where(span > 0, (to_last + to_next) / torch.where(span > 0, span, 1), 0.0)
-        dist.scatter_add_(1, order, term)
-    dist = dist / M
     dist = torch.where(size.gather(1, r2) <= 2, torch.inf, dist)  # pymoo: fronts of <= 2 points
     return dist.reshape(*lead, n)
 
