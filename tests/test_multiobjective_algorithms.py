@@ -394,3 +394,27 @@ def test_nsga2s_sort_until_n_points_gives_the_runs_that_ranking_every_point_give
     ranked = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
     assert all(torch.equal(a, b) for a, b in zip(peeled.front_x, ranked.front_x))
     assert torch.equal(peeled.history_hv, ranked.history_hv)
+
+
+def test_auto_replays_graphs_for_several_objectives_only_where_the_capture_pays():
+    """On CUDA `auto` weighs a graph's capture (one eager step plus launching a chunk) against
+    the eager run's time: host code, checked here with timed steps given."""
+    from heuriscale.engine.auto import _choose_for_objectives
+
+    class Timed:  # a runner whose eager step was timed at (seconds, host launch seconds)
+        chunk, setup_time = 64, 0.0
+
+        def __init__(self, seconds, launch):
+            self.timed = (seconds, launch)
+
+        def time_eager_step(self):
+            return self.timed
+
+    launch_bound, gpu_bound = Timed(3.5e-3, 3.4e-3), Timed(11e-3, 3.5e-3)  # pop 100 and 10,000 on an H200
+    assert _choose_for_objectives(launch_bound, 32).engine == "eager"  # not one chunk
+    assert _choose_for_objectives(launch_bound, 100).engine == "eager"  # capture ~0.22 s > a quarter of 0.35 s
+    assert _choose_for_objectives(launch_bound, 300).engine == "graph"
+    assert _choose_for_objectives(launch_bound, float("inf")).engine == "graph"
+    choice = _choose_for_objectives(gpu_bound, 1000)
+    assert choice.engine == "graph" and "several objectives: eager 1000 x 11 ms" in choice.reason
+    assert launch_bound.setup_time > 0  # the timing counts as the runner's setup

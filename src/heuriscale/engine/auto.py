@@ -159,16 +159,21 @@ def choose(runner, steps: float, profile: bool = False, time_limit: float | None
 
 
 def _choose_for_objectives(runner, steps: float) -> Choice:
-    """Several objectives on CUDA: the uncompiled step replayed from CUDA graphs (no fused
-    kernels; its capture costs about one chunk of eager steps, no compilation)."""
+    """Several objectives on CUDA: eager steps, or the uncompiled step replayed from CUDA graphs
+    (no fused kernels; no compilation). A replayed step costs the GPU's time only, which on an
+    H200 was 16% of an eager step at populations 100 and 1,000 and 97% at 10,000 (NSGA-II,
+    DTLZ2, docs/multiobjective.md); the capture costs about one eager step plus launching a
+    chunk of steps. The graph is taken when that setup is at most a quarter of the eager run's
+    time, so it never costs much where the GPU, not the launches, sets the pace."""
     if steps < runner.chunk:
         return Choice("eager", f"{steps} steps are fewer than one {runner.chunk}-step chunk: nothing to replay")
-    return Choice("graph", GRAPH_FOR_OBJECTIVES)
-
-
-#: Why `auto` replays several objectives' steps from CUDA graphs (benchmarks/moo_speed_gpu.py).
-GRAPH_FOR_OBJECTIVES = ("several objectives: the step replayed from CUDA graphs, no compilation (faster than eager "
-                        "steps at every population measured, docs/multiobjective.md)")
+    if math.isinf(steps):
+        return Choice("graph", "several objectives, no step budget: the graph repays its capture over time")
+    t_eager, t_launch = _timed_eager_step(runner)
+    setup = t_eager + runner.chunk * t_launch
+    costs = (f"several objectives: eager {steps:.0f} x {_seconds(t_eager)} = {_seconds(steps * t_eager)}; graph "
+             f"capture ~{_seconds(setup)}, then steps at the GPU's pace")
+    return Choice("graph" if steps * t_eager >= 4 * setup else "eager", costs)
 
 
 def _choose_for_host_objective(runner, steps: float) -> Choice:
