@@ -108,8 +108,9 @@ def minimize(
 
     Several objectives (`problem.objectives` > 1, with `nsga2` or `moead`): the result holds
     each run's final non-dominated set (`front_x`, `front_f`) and a hypervolume / IGD
-    history instead of best values; such run sets step eagerly, and `target`, checkpoints
-    and islands are refused.
+    history instead of best values; such run sets step eagerly, or on CUDA replay their
+    steps from CUDA graphs (`engine="graph"`, which `auto` weighs), and `target`,
+    checkpoints and islands are refused.
 
     Returns:
         The runs' outcomes: best values and points per run, history, evaluations, wall time,

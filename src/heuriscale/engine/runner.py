@@ -10,6 +10,7 @@ Budgets, stopping, progress and periodic checkpoints are `minimize`'s (`minimize
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import secrets
 import time
@@ -121,8 +122,8 @@ class Runner:
         self.iteration = 0
         self._history = History(self.problem.run_optima(self.runs))  # with known optima: target hits (exports)
         self._fronts = FrontSamples() if self.objectives > 1 else None  # several objectives: fronts.py
-        if self._fronts is not None and self.device.type == "cuda":
-            from .kernels.pareto_cuda import install  # the non-dominated sort in one launch
+        if self._fronts is not None and self.device.type == "cuda" and importlib.util.find_spec("triton") is not None:
+            from .kernels.pareto_cuda import install  # the non-dominated sort in one launch (else torch's peeling)
 
             install()
         synchronize(self.device)
