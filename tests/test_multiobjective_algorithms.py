@@ -27,6 +27,25 @@ def _tied_sets(seed: int):
     yield g.random((60, 3))
 
 
+def _many_fronts(seed: int):
+    """Objective sets (runs, n, M) with many fronts (nearly aligned objectives) and ties."""
+    g = torch.Generator().manual_seed(seed)
+    for runs, n, M, spread in ((3, 40, 2, 0.5), (2, 90, 3, 3.0), (1, 120, 2, 1e9), (4, 12, 4, 1.0)):
+        base = torch.randint(0, n, (runs, n, 1), generator=g).double()
+        yield base + spread * torch.randint(0, 4, (runs, n, M), generator=g).double()
+
+
+def _ranked_until(full: torch.Tensor, cover: int) -> torch.Tensor:
+    """What sorting until `cover` points are ranked must give, from the full ranks: the first
+    fronts holding `cover` points as they are, every later point ranked just after them."""
+    out = []
+    for r in full:
+        sizes = torch.bincount(r)
+        fronts = int((sizes.cumsum(0) < cover).sum()) + 1 if cover > 0 else 0
+        out.append(torch.where(r < fronts, r, fronts))
+    return torch.stack(out)
+
+
 # -- sorting and crowding against pymoo -------------------------------------------------------------
 def test_pareto_ranks_equal_pymoos_non_dominated_sorting():
     from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
@@ -38,6 +57,48 @@ def test_pareto_ranks_equal_pymoos_non_dominated_sorting():
             assert ours.tolist() == theirs.tolist(), F
             batched = pareto_ranks(dominance(torch.tensor(np.stack([F, F[::-1].copy()]))))  # runs axis
             assert batched[0].tolist() == theirs.tolist() and batched[1].tolist() == theirs[::-1].tolist()
+
+
+def test_sorting_until_a_cover_keeps_the_first_fronts_that_hold_it():
+    for seed in range(3):
+        for F in _many_fronts(seed):
+            D = dominance(F)
+            full = pareto_ranks(D)
+            assert int(full.max()) >= 5  # many fronts
+            n = F.shape[1]
+            for cover in (0, 1, n // 4, n // 2, n - 1, n):
+                assert torch.equal(pareto_ranks(D, cover), _ranked_until(full, cover)), (seed, n, cover)
+
+
+def test_the_sorting_kernel_equals_the_torch_sort(fused_device):
+    """The engine's one-launch sort (Triton; on the CPU its interpreter) against the torch peeling."""
+    pytest.importorskip("triton")
+    from heuriscale.algorithms.pareto import peel_fronts_torch
+    from heuriscale.engine.kernels.pareto_cuda import peel_fronts_cuda
+
+    F = next(_many_fronts(0))[:2, :24]  # (interpreted: a small set)
+    D = dominance(F).to(fused_device)
+    assert int(peel_fronts_torch(D.cpu(), 24).max()) >= 5  # many fronts
+    for cover in (1, 12, 24):
+        assert torch.equal(peel_fronts_cuda(D, cover).cpu(), peel_fronts_torch(D.cpu(), cover)), cover
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["nsga2", "moead"])
+def test_the_steps_trace_whole_and_equal_eager_steps(name):
+    """torch.compile's tracer takes a whole step as one graph (no host synchronisation, no
+    branch on a value: what a CUDA graph needs), and the traced step computes the eager one."""
+    problem = hs.get_problem("dtlz2", dim=12, objectives=3)
+    algo = NSGA2(pop_size=20) if name == "nsga2" else MOEAD(partitions=4).for_objectives(3)
+    torch.manual_seed(0)
+    state = algo.init(problem, 2)
+    torch.manual_seed(1)
+    eager = algo.step(problem, state)
+    torch._dynamo.reset()
+    traced = torch.compile(lambda s: algo.step(problem, s), fullgraph=True, backend="eager")
+    torch.manual_seed(1)
+    again = traced(state)
+    assert all(torch.equal(getattr(eager, k), getattr(again, k)) for k in vars(eager))
 
 
 def test_crowding_distance_equals_pymoos_within_each_front():
@@ -264,7 +325,7 @@ def test_bad_input_gets_one_line_errors():
     cases = [
         (lambda: hs.minimize(dtlz2, "de", iters=2, device="cpu"), "de minimises one objective"),
         (lambda: hs.minimize(dtlz2, "nsga2", iters=2, target=0.1, device="cpu"), "no single best"),
-        (lambda: hs.minimize(dtlz2, "nsga2", iters=2, engine="graph", device="cpu"), "run eagerly"),
+        (lambda: hs.minimize(dtlz2, "nsga2", iters=2, engine="graph", device="cpu"), "needs a CUDA device"),
         (lambda: hs.minimize(dtlz2, "nsga2", iters=2, checkpoint="x.ckpt", device="cpu"), "not supported yet"),
         (lambda: hs.minimize(dtlz2, "nsga2", iters=2, ref=[1, 1], device="cpu"), "ref must be 3 finite numbers"),
         (lambda: hs.minimize(dtlz2, MOEAD(pop_size=100), iters=2, device="cpu"), "use 91 .partitions=12. or 105"),
@@ -310,9 +371,9 @@ def test_nsga2_keeps_a_feasible_front_on_a_constrained_problem():
         assert len(F) >= 20 and (radius >= 1 - 1e-12).all() and float(radius.median()) < 1.05
 
 
-def test_nsga2s_n_peels_give_the_runs_that_ranking_every_point_gives(monkeypatch):
-    """Survival peels N fronts of the 2N points, not 2N: the same runs, number for number, on
-    objectives so nearly aligned that R_t has more than N fronts."""
+def test_nsga2s_sort_until_n_points_gives_the_runs_that_ranking_every_point_gives(monkeypatch):
+    """Survival ranks the 2N points only until N are ranked: the same runs, number for number,
+    on objectives so nearly aligned that R_t has more than N fronts."""
     import heuriscale.algorithms.nsga2 as nsga2
 
     class Aligned(hs.Problem):
@@ -329,7 +390,31 @@ def test_nsga2s_n_peels_give_the_runs_that_ranking_every_point_gives(monkeypatch
     assert int(pareto_ranks(dominance(F)).max()) >= 12  # more fronts than N = 12
     peeled = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
     every = nsga2.front_ranks
-    monkeypatch.setattr(nsga2, "front_ranks", lambda F, v, max_fronts=None: every(F, v))
+    monkeypatch.setattr(nsga2, "front_ranks", lambda F, v, cover=None: every(F, v))
     ranked = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
     assert all(torch.equal(a, b) for a, b in zip(peeled.front_x, ranked.front_x))
     assert torch.equal(peeled.history_hv, ranked.history_hv)
+
+
+def test_auto_replays_graphs_for_several_objectives_only_where_the_capture_pays():
+    """On CUDA `auto` weighs a graph's capture (one eager step plus launching a chunk) against
+    the eager run's time: host code, checked here with timed steps given."""
+    from heuriscale.engine.auto import _choose_for_objectives
+
+    class Timed:  # a runner whose eager step was timed at (seconds, host launch seconds)
+        chunk, setup_time = 64, 0.0
+
+        def __init__(self, seconds, launch):
+            self.timed = (seconds, launch)
+
+        def time_eager_step(self):
+            return self.timed
+
+    launch_bound, gpu_bound = Timed(3.5e-3, 3.4e-3), Timed(11e-3, 3.5e-3)  # pop 100 and 10,000 on an H200
+    assert _choose_for_objectives(launch_bound, 32).engine == "eager"  # not one chunk
+    assert _choose_for_objectives(launch_bound, 100).engine == "eager"  # capture ~0.22 s > a quarter of 0.35 s
+    assert _choose_for_objectives(launch_bound, 300).engine == "graph"
+    assert _choose_for_objectives(launch_bound, float("inf")).engine == "graph"
+    choice = _choose_for_objectives(gpu_bound, 1000)
+    assert choice.engine == "graph" and "several objectives: eager 1000 x 11 ms" in choice.reason
+    assert launch_bound.setup_time > 0  # the timing counts as the runner's setup

@@ -38,10 +38,13 @@ Choices (where the paper is silent, pymoo's):
   points sorted by violation after all feasible ones);
 - a point with a NaN or infinite objective is worse than every finite one (all its
   objectives +inf);
-- the non-dominated sort of R_t peels fronts a fixed number of times, N (see pareto.py): the
-  front that fills P_t+1 is among the first N, since each front holds at least one point,
-  so the survivors and their ranks are exact; O(N^2) memory per run and O(N^3) work; with one objective
-  the fronts are the distinct values, ranked by a sort (NSGA-II is then an elitist GA).
+- the non-dominated sort of R_t stops once N points are ranked (`pareto.py`'s `cover`): P_t+1
+  is then decided, and every point of a later front shares the rank after the last one
+  peeled; no survivor and no survivor's rank changes (a point's front depends only on
+  the points that dominate it, which lie in earlier fronts). O(N^2) memory per run; on CUDA
+  the engine's sorting kernel peels inside one launch (a generation is then a fixed
+  sequence of launches, which a CUDA graph replays); with one objective the fronts are the
+  distinct values, ranked by a sort (NSGA-II is then an elitist GA).
 """
 
 from __future__ import annotations
@@ -158,9 +161,9 @@ class NSGA2(Algorithm):
         x = torch.cat([s.x, p.x], 1)  # R_t = P_t ∪ Q_t
         F = torch.cat([as_objectives(s.f), finite_rows(as_objectives(f))], 1)
         v = torch.cat([s.violation, total_violation(problem, p.x)], 1)
-        # (III-A); N peels: the front that fills P_t+1 is among the first N (each holds a point),
-        # and the points left unranked after them (rank N) are never kept
-        rank = front_ranks(F, v, max_fronts=n)
+        # (III-A), until N points are ranked: the points of later fronts share the next rank and
+        # are never kept
+        rank = front_ranks(F, v, cover=n)
         crowd = crowding_distance(F, rank)  # (III-B)
         # P_t+1: by rank, then larger crowding, ties at random (III-C): three stable sorts
         order = torch.rand(runs, 2 * n, device=x.device).argsort(-1)

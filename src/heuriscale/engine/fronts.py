@@ -9,8 +9,9 @@ This module keeps, for a problem of `objectives = M > 1`:
   (pymoo: with no feasible point, the least violating ones; here the front is then empty);
 - the history: the population's objective values sampled after iterations 0, s, 2s, ...
   (the stride doubles as the run grows, at most 2 x FRONT_SAMPLES samples, kept on the
-  runs' device without a host synchronisation), turned into an indicator per run and sample
-  when the result is collected: the hypervolume of the sample's valid points (dominated
+  runs' device without a host synchronisation: eager steps hand each iteration's values,
+  CUDA-graph replays a chunk's values at once, copied inside the graph, `record_block`),
+  turned into an indicator per run and sample when the result is collected: the hypervolume of the sample's valid points (dominated
   points add nothing to it) against the reference point, and the IGD to the problem's
   Pareto front where the problem has one;
 - the reference point: `ref` as given, else the problem's Pareto front's nadir (the worst
@@ -81,6 +82,13 @@ class FrontSamples:
             self.valid = [self.valid[i] for i in keep]
             self.iterations = [self.iterations[i] for i in keep]
             self.stride *= 2
+
+    def record_block(self, first: int, F: torch.Tensor, valid: torch.Tensor) -> None:
+        """Iterations first, first + 1, ... of a chunk: F (chunk, runs, n, M) and valid (chunk,
+        runs, n), the buffers of a CUDA-graph replay; the due ones are kept (copies)."""
+        for k in range(F.shape[0]):
+            if self.due(first + k):
+                self.record(first + k, F[k], valid[k])
 
     def indicators(self, ref: torch.Tensor | None, front: torch.Tensor | None) -> dict:
         """{"hv": (runs, T) or None, "igd": (runs, T) or None}, float64 on the CPU."""

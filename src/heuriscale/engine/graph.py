@@ -66,15 +66,19 @@ def _no_collection():
 class GraphStepper:
     """Advance a runner's tensors `chunk` iterations per CUDA-graph replay."""
 
-    def __init__(self, advance, carry: tuple, chunk: int, compile_step: bool, counters: tuple = ()) -> None:
+    def __init__(self, advance, carry: tuple, chunk: int, compile_step: bool, counters: tuple = (),
+                 sample=None) -> None:
         """`advance(*carry, record=row) -> carry'` is one iteration (pure, or in place on
         `carry`'s tensors); it writes the step's best_f (the last carry item) into `row`,
         the step's row of the chunk's history. `counters`: tensors outside `carry` that
         `advance` updates in place (NaN counts, a Philox counter); the warm-up leaves them as
-        they were.
+        they were. `sample(carry) -> tensors`: what else to keep of every step of a chunk (in
+        `samples`, one (chunk, ...) buffer per tensor; several objectives: the population's
+        values), copied inside the graph so that the host reads them without a synchronisation.
         """
         self.chunk = chunk
         self.compiled = False
+        self.sample = sample
         fn = advance
         if compile_step:
             triton_ahead.wait()  # (inductor sets Triton up too: not while that thread does)
@@ -95,8 +99,7 @@ class GraphStepper:
             self._warm_up(lambda *c: fn(*c, record=torch.empty_like(c[-1])), carry, counters)
         self._capture(fn, carry)
 
-    @staticmethod
-    def _warm_up(fn, carry, counters) -> None:
+    def _warm_up(self, fn, carry, counters) -> None:
         """Run once on a side stream (on copies, so the runs do not advance) before capture."""
         saved = [c.clone() for c in counters]
         stream = torch.cuda.Stream()
@@ -104,7 +107,9 @@ class GraphStepper:
         generator = torch.cuda.default_generators[torch.cuda.current_device()]
         rng = generator.get_state()
         with torch.cuda.stream(stream), torch.no_grad():
-            fn(*clone_carry(carry))
+            out = fn(*clone_carry(carry))
+            if self.sample is not None:
+                self.sample(out)
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
         generator.set_state(rng)  # warm-up draws do not count
@@ -114,6 +119,8 @@ class GraphStepper:
     def _capture(self, fn, carry) -> None:
         self.static = carry = clone_carry(carry)
         self.history = torch.empty(self.chunk, *carry[-1].shape, device=carry[-1].device, dtype=carry[-1].dtype)
+        shapes = [] if self.sample is None else self.sample(carry)
+        self.samples = [torch.empty(self.chunk, *t.shape, device=t.device, dtype=t.dtype) for t in shapes]
         self.graph = torch.cuda.CUDAGraph()
         generator = torch.cuda.default_generators[torch.cuda.current_device()]
         rng = generator.get_state()
@@ -125,6 +132,9 @@ class GraphStepper:
                     self.history[k].copy_(out[-1])
                 else:
                     out = fn(*out, record=self.history[k])
+                if self.samples:
+                    for buffer, value in zip(self.samples, self.sample(out)):
+                        buffer[k].copy_(value)
             for dst, src in zip(self._tensors(self.static), self._tensors(out)):
                 if dst.data_ptr() != src.data_ptr():  # steps that work in place return the buffers
                     dst.copy_(src)

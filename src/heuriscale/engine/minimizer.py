@@ -108,8 +108,9 @@ def minimize(
 
     Several objectives (`problem.objectives` > 1, with `nsga2` or `moead`): the result holds
     each run's final non-dominated set (`front_x`, `front_f`) and a hypervolume / IGD
-    history instead of best values; such run sets step eagerly, and `target`, checkpoints
-    and islands are refused.
+    history instead of best values; such run sets step eagerly, or on CUDA replay their
+    steps from CUDA graphs (`engine="graph"`, which `auto` weighs), and `target`,
+    checkpoints and islands are refused.
 
     Returns:
         The runs' outcomes: best values and points per run, history, evaluations, wall time,
@@ -154,9 +155,7 @@ def minimize(
     if runner.islands is not None and (checkpoint is not None or resume is not None):
         raise ValueError("checkpoints of a run set split into islands over several ranks are not supported yet: "
                          "drop checkpoint/resume (--checkpoint/--resume), or run with islands=False")
-    if engine == "auto" and problem.objectives > 1:
-        runner.use_engine("eager", "several objectives run eagerly (the only engine for them)")
-    elif engine == "auto":
+    if engine == "auto":
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy
             choice = auto.choose(runner, max_steps, profile, time_limit)
         if runner.islands is not None:  # every island steps with rank 0's choice

@@ -10,6 +10,7 @@ Budgets, stopping, progress and periodic checkpoints are `minimize`'s (`minimize
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import secrets
 import time
@@ -121,6 +122,10 @@ class Runner:
         self.iteration = 0
         self._history = History(self.problem.run_optima(self.runs))  # with known optima: target hits (exports)
         self._fronts = FrontSamples() if self.objectives > 1 else None  # several objectives: fronts.py
+        if self._fronts is not None and self.device.type == "cuda" and importlib.util.find_spec("triton") is not None:
+            from .kernels.pareto_cuda import install  # the non-dominated sort in one launch (else torch's peeling)
+
+            install()
         synchronize(self.device)
         self._t0 = time.perf_counter()
         if engine == "auto":
@@ -300,14 +305,20 @@ class Runner:
         if self._stepper is None:
             started = time.perf_counter()
             counters = (self._guarded.nan_evals,) + (() if self._kernels is None else self._kernels.counters)
+            sample = None
+            if self._fronts is not None:  # a closure over the problem, not the runner: no reference cycle
+                guarded = self._guarded
+                sample = lambda carry: (carry[0].f, valid_points(guarded, carry[0].x, carry[0].f))  # noqa: E731
             self._stepper = GraphStepper(self._advance_fn, carry, self.chunk, compile_step=self.engine == "compiled",
-                                         counters=counters)
+                                         counters=counters, sample=sample)
             self.setup_time += time.perf_counter() - started
         self._stepper.load(carry)
         self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._stepper.replay()
         first = self.iteration + 1
         self.iteration += self.chunk
         self._history.record_block(self._stepper.history, first)
+        if self._fronts is not None:
+            self._fronts.record_block(first, *self._stepper.samples)
 
     def _advance(self, state, best_x, hit, it, best_f, record=None):
         """One iteration as a pure function: the algorithm's step, then best-so-far tracking
