@@ -1,10 +1,11 @@
 """What the fused iterations share: inline objectives, Philox draws, block bests, and the
 engine's best-so-far bookkeeping, as Triton device functions; plus their host-side buffers.
 
-Every fused iteration is two kernels: a per-block kernel that moves and evaluates a block
-of one run's population and writes the block's best new value with its index, and a
-per-run kernel that reduces the block bests and does the engine's bookkeeping (best-so-far,
-target iteration, history row) next to the algorithm's own (e.g. PSO's gbest).
+A fused iteration has a per-block kernel that moves and evaluates a block of one run's
+population and writes the block's best new value with its index; the block bests are then
+reduced for the engine's bookkeeping (best-so-far, target iteration, history row) next to
+the algorithm's own (e.g. PSO's gbest): by the run's last block to finish, in the same
+launch (`arrived_last`: PSO, PRS), or by a per-run kernel after it (`finish_run`).
 """
 
 from __future__ import annotations
