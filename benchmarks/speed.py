@@ -4,6 +4,7 @@
     PYTHONPATH=src python3 benchmarks/speed.py --only pso-paper,prs-paper   # some rows
     PYTHONPATH=src python3 benchmarks/speed.py --only 'apo-*' --no-cpu      # paper 003's rows
     PYTHONPATH=src python3 benchmarks/speed.py --profile                    # + top kernels
+    PYTHONPATH=src python3 benchmarks/speed.py --paths none --chunk 512     # the fast path alone, longer graphs
     PYTHONPATH=src python3 benchmarks/speed.py --only 'apo-*' --cold        # + whole runs, cold and warm
 
 `--cold` adds whole runs (the configuration's iterations, `minimize`) of eager, compiled,
@@ -116,10 +117,19 @@ CONFIGS = [
 ]
 
 
+#: Steps per captured graph (None: the Runner's default); `--chunk`.
+CHUNK: int | None = None
+
+
+def _runner(cfg: Config, device: str, engine: str) -> hs.Runner:
+    chunk = {} if CHUNK is None or engine == "eager" else {"chunk": CHUNK}
+    return hs.Runner(cfg.problem(), cfg.algorithm().with_horizon(cfg.iters), runs=cfg.runs, device=device,
+                     engine=engine, seed=0, dtype=cfg.dtype, **chunk)
+
+
 def time_runner(cfg: Config, device: str, engine: str, budget_s: float, full: bool) -> dict:
     """Seconds per iteration after warm-up; setup = compile + capture + first chunk."""
-    algo = cfg.algorithm().with_horizon(cfg.iters)
-    runner = hs.Runner(cfg.problem(), algo, runs=cfg.runs, device=device, engine=engine, seed=0, dtype=cfg.dtype)
+    runner = _runner(cfg, device, engine)
     chunk = runner.chunk if engine != "eager" else 1
     t0 = time.perf_counter()
     runner.step(chunk)
@@ -144,8 +154,7 @@ def kernel_profile(cfg: Config, engine: str, top: int = 8) -> list[dict]:
     """The CUDA kernels of one replayed chunk of the fast path, by device time per iteration."""
     from torch.profiler import ProfilerActivity, profile
 
-    runner = hs.Runner(cfg.problem(), cfg.algorithm().with_horizon(cfg.iters), runs=cfg.runs, device="cuda",
-                       engine=engine, seed=0, dtype=cfg.dtype)
+    runner = _runner(cfg, "cuda", engine)
     runner.step(2 * runner.chunk)
     synchronize(runner.device)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -273,6 +282,9 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per measurement")
     ap.add_argument("--full", action="store_true", help="time the fast path over each full run")
     ap.add_argument("--no-cpu", action="store_true")
+    ap.add_argument("--paths", default="eager,graph,compiled",
+                    help="the CUDA paths timed besides the fast one ('none': the fast path alone)")
+    ap.add_argument("--chunk", type=int, default=None, help="steps per captured graph (default: the Runner's)")
     ap.add_argument("--crossover", action="store_true", help="also find where CUDA overtakes the CPU")
     ap.add_argument("--profile", action="store_true", help="also list the fast path's top CUDA kernels")
     ap.add_argument("--cold", action="store_true",
@@ -284,6 +296,9 @@ def main() -> None:
     if args.child:
         print(json.dumps(full_run(*args.child)))
         return
+    global CHUNK
+    CHUNK = args.chunk
+    paths = [] if args.paths == "none" else args.paths.split(",")
     patterns = None if args.only is None else args.only.split(",")
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
     print(f"torch {torch.__version__}, GPU {gpu}, CPU threads {torch.get_num_threads()}")
@@ -295,14 +310,15 @@ def main() -> None:
                "floor_how": cfg.floor_how, "target": cfg.target_s, "per_iter_target": cfg.per_iter_target}
         if not args.no_cpu:
             row["cpu"] = time_runner(cfg, "cpu", "eager", args.budget / 2, False)
-        row["eager"] = time_runner(cfg, "cuda", "eager", args.budget, False)
-        row["graph"] = time_runner(cfg, "cuda", "graph", args.budget, False)
-        row["compiled"] = time_runner(cfg, "cuda", "compiled", args.budget, args.full)
-        row["fast"] = row["compiled"]
-        if why_not_fused(cfg.algorithm(), cfg.problem(), torch.device("cuda")) is None:
+        for path in paths:
+            row[path] = time_runner(cfg, "cuda", path, args.budget, args.full and path == "compiled")
+        fused = why_not_fused(cfg.algorithm(), cfg.problem(), torch.device("cuda")) is None
+        if fused:
             row["fused"] = time_runner(cfg, "cuda", "fused", args.budget, args.full)
-            if why_not_picked(cfg.algorithm(), cfg.problem(), torch.device("cuda")) is None:
-                row["fast"] = row["fused"]  # what auto takes for long runs (else the compiled step)
+        if fused and why_not_picked(cfg.algorithm(), cfg.problem(), torch.device("cuda")) is None:
+            row["fast"] = row["fused"]  # what auto takes for long runs (else the compiled step)
+        else:
+            row["fast"] = row.get("compiled") or time_runner(cfg, "cuda", "compiled", args.budget, args.full)
         if args.profile:
             engine = "fused" if "fused" in row else "compiled"
             row["profile"] = kernel_profile(cfg, engine)
@@ -314,8 +330,8 @@ def main() -> None:
         fast = row["fast"]["per_iter"]
         full = fast * cfg.iters
         floor = f"  floor {fmt(cfg.floor_s)}/it  x{fast / cfg.floor_s:.1f}" if cfg.floor_s else ""
-        print(f"{cfg.key:10s} cpu {fmt(row.get('cpu', {}).get('per_iter'))}/it  eager {fmt(row['eager']['per_iter'])}/it  "
-              f"graph {fmt(row['graph']['per_iter'])}/it  compiled {fmt(row['compiled']['per_iter'])}/it  "
+        print(f"{cfg.key:10s} cpu {fmt(row.get('cpu', {}).get('per_iter'))}/it  "
+              + "".join(f"{path} {fmt(row[path]['per_iter'])}/it  " for path in paths)
               + (f"fused (not picked) {fmt(row['fused']['per_iter'])}/it  " if "fused" in row and row["fast"] is not row["fused"] else "")
               + f"fast {fmt(fast)}/it ({row['fast']['engine']}, setup {row['fast']['setup']:.1f} s)  "
               f"full run {fmt(full)} ({cfg.iters} it){floor}"
@@ -342,7 +358,8 @@ def main() -> None:
                   + "  ".join(f"{r['pop']}: {fmt(r['cpu'])}/{fmt(r['cuda'])}" for r in c["rows"]), flush=True)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"torch": torch.__version__, "gpu": gpu, "results": results, "crossover": cross}, fh, indent=1)
+            json.dump({"torch": torch.__version__, "gpu": gpu, "chunk": args.chunk, "results": results,
+                       "crossover": cross}, fh, indent=1)
 
 
 if __name__ == "__main__":

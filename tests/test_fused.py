@@ -171,6 +171,19 @@ def test_fused_runs_are_reproducible_and_seeds_differ(fused_device):
     assert a.best_f[0] != a.best_f[1]  # the runs of one call draw different numbers
 
 
+@pytest.mark.parametrize("make", [lambda: hs.PSO(pop_size=40), lambda: hs.PRS(pop_size=40, max_iters=20)])
+def test_the_last_block_of_each_run_does_its_bookkeeping_once_per_iteration(make, fused_device):
+    """One launch per iteration: each run's last block reduces its blocks and the last run
+    advances the counts; the arrival counters are back at zero after every launch."""
+    runner = hs.Runner(hs.get_problem("sphere", dim=40), make(), runs=3, seed=2, device=fused_device, engine="fused")
+    fused = runner._kernels
+    assert fused.blocks > 1  # (40 rows of 64 coordinates: blocks of 4 rows)
+    runner.step(5)
+    assert int(runner._it) == 5 and int(fused.counter) == 5 and not fused.done.any()
+    assert torch.equal(runner.best_f, runner.state.f.amin(-1).minimum(runner.best_f))
+    assert torch.equal(runner.best_f, runner._history.values().amin(0))
+
+
 @pytest.mark.parametrize("make", [lambda: hs.PSO(pop_size=16), lambda: hs.PRS(pop_size=16), lambda: hs.FEP(pop_size=16)])
 def test_nan_fitness_is_counted_and_never_best(make, fused_device):
     def half_nan(x):

@@ -1,10 +1,11 @@
 """What the fused iterations share: inline objectives, Philox draws, block bests, and the
 engine's best-so-far bookkeeping, as Triton device functions; plus their host-side buffers.
 
-Every fused iteration is two kernels: a per-block kernel that moves and evaluates a block
-of one run's population and writes the block's best new value with its index, and a
-per-run kernel that reduces the block bests and does the engine's bookkeeping (best-so-far,
-target iteration, history row) next to the algorithm's own (e.g. PSO's gbest).
+A fused iteration has a per-block kernel that moves and evaluates a block of one run's
+population and writes the block's best new value with its index; the block bests are then
+reduced for the engine's bookkeeping (best-so-far, target iteration, history row) next to
+the algorithm's own (e.g. PSO's gbest): by the run's last block to finish, in the same
+launch (`arrived_last`: PSO, PRS), or by a per-run kernel after it (`finish_run`).
 """
 
 from __future__ import annotations
@@ -138,9 +139,14 @@ def new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS: tl.constex
 
 @triton.jit
 def guard_and_count(f, nan_ptr, run):
-    """NaN -> +inf, counted per run (what the engine's guard does for other problems)."""
+    """NaN -> +inf, counted per run (what the engine's guard does for other problems). The
+    count is added only where there is one: an atomic on every block's path would make the
+    iteration's chain of memory latencies one longer (the blocks' arrival in `arrived_last`
+    waits for their earlier writes)."""
     nan = f != f
-    tl.atomic_add(nan_ptr + run, tl.sum(nan.to(tl.int64), 0))
+    nans = tl.sum(nan.to(tl.int64), 0)
+    if nans > 0:
+        tl.atomic_add(nan_ptr + run, nans)
     return tl.where(nan, float("inf"), f)
 
 
@@ -188,9 +194,11 @@ def where_row(dm, flag):
 
 @triton.jit
 def track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, target,
-               HAS_TARGET: tl.constexpr):
+               HAS_TARGET: tl.constexpr, IT_AHEAD: tl.constexpr = 0):
     """The engine's bookkeeping for one run: best-so-far (value `m` at point `x`), the
-    iteration the target was first reached, and this iteration's history row."""
+    iteration the target was first reached, and this iteration's history row. The iteration
+    is the count at `it_ptr` plus IT_AHEAD (1 where the count advances after this, see
+    `finish_iteration`)."""
     best = tl.load(best_f_ptr + run)
     improved = m < best
     tl.store(best_f_ptr + run, m, mask=improved)
@@ -198,8 +206,23 @@ def track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, rec
     best = tl.minimum(best, m)
     if HAS_TARGET:
         hit = tl.load(hit_ptr + run)
-        tl.store(hit_ptr + run, tl.load(it_ptr), mask=(best <= target) & (hit < 0))
+        tl.store(hit_ptr + run, tl.load(it_ptr) + IT_AHEAD, mask=(best <= target) & (hit < 0))
     tl.store(record_ptr + run, best)
+
+
+@triton.jit
+def best_of_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, coef_ptr, run,
+                P, D, NB, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
+                IT_AHEAD: tl.constexpr = 0):
+    """Run `run`'s best new value `m` and point `x` from its block bests, and the engine's
+    bookkeeping (target = coef[0]). Returns (m, x, d, dm) for the algorithm's own."""
+    m, i = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
+    d = tl.arange(0, BLOCK_D)
+    dm = d < D
+    x = tl.load(x_ptr + (run.to(tl.int64) * P + i) * D + d, mask=dm)
+    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
+               HAS_TARGET, IT_AHEAD)
+    return m, x, d, dm
 
 
 @triton.jit
@@ -210,24 +233,62 @@ def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr,
     (from the block bests), the engine's bookkeeping, and the Philox counter advanced.
     Returns (m, x, d, dm) for the algorithm's own bookkeeping (target = coef[0])."""
     run = tl.program_id(0)
-    m, i = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
-    d = tl.arange(0, BLOCK_D)
-    dm = d < D
-    x = tl.load(x_ptr + (run.to(tl.int64) * P + i) * D + d, mask=dm)
-    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
-               HAS_TARGET)
+    m, x, d, dm = best_of_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
+                              coef_ptr, run, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D)
     if run == 0:
         tl.store(counter_ptr, tl.load(counter_ptr) + 1)
     return m, x, d, dm
 
 
-def row_tiles(dim: int) -> tuple[int, int, int]:
+@triton.jit
+def arrived_last(done_ptr, slot, count):
+    """True in the program that arrives last of the `count` that arrive at counter `slot`
+    this launch; it resets the counter for the next launch. The atomic orders memory
+    (acquire-release, GPU scope): what the others stored before arriving is visible to it.
+    This lets the last block of a run reduce the block bests in the same launch, instead of
+    a per-run kernel after it: one dependent launch fewer per iteration."""
+    last = tl.atomic_add(done_ptr + slot, 1, sem="acq_rel") == count - 1
+    tl.store(done_ptr + slot, 0, mask=last)
+    return last
+
+
+@triton.jit
+def finish_iteration(done_ptr, counter_ptr, it_ptr):
+    """Called once per run, by the run's last block after its bookkeeping (`arrived_last`
+    on slot `run`): the last of the runs advances the Philox counter and the iteration
+    count, after every block has drawn its numbers and every run's bookkeeping has read the
+    count (which therefore takes the count + 1: IT_AHEAD). Returns whether it did, for an
+    algorithm's own per-iteration counts."""
+    runs = tl.num_programs(1)
+    last = runs == 1
+    if runs > 1:
+        last = arrived_last(done_ptr, runs, runs)
+    if last:
+        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
+        tl.store(it_ptr, tl.load(it_ptr) + 1)
+    return last
+
+
+#: Programs a launch should have at least before its blocks get smaller (`row_tiles`).
+SPREAD_PROGRAMS = 128
+#: ... but no block of fewer elements than this.
+MIN_BLOCK = 256
+
+
+def row_tiles(dim: int, rows: int | None = None) -> tuple[int, int, int]:
     """(BLOCK_D, BLOCK_P, num_warps) for kernels that keep a block of rows in registers:
     coordinates padded to a power of two (at least 2: Philox gives them in pairs), about 1,024
     elements and 4 warps per program, the fastest measured on an H100 for PSO at 65,536 x 2 and
-    1,000,000 x 30 (benchmarks/fused_tiles.py); rows of 2,048 or more get 8 warps."""
+    1,000,000 x 30 (benchmarks/fused_tiles.py); rows of 2,048 or more get 8 warps. Given a
+    run's `rows`, blocks shrink (to MIN_BLOCK elements) until the run has SPREAD_PROGRAMS of
+    them: a small population's iteration is a chain of latencies, shorter over more
+    multiprocessors (PRS at paper 000's 1,024 x 4: 4 blocks of 256 rays took 6.0 us a launch
+    on an H200)."""
     block_d = max(2, triton.next_power_of_2(dim))
-    return block_d, max(1, min(512, 1024 // block_d)), 4 if block_d < 2048 else 8
+    block_p = max(1, min(512, 1024 // block_d))
+    while rows is not None and block_p > 1 and block_p * block_d > MIN_BLOCK and -(-rows // block_p) < SPREAD_PROGRAMS:
+        block_p //= 2
+    return block_d, block_p, 4 if block_d < 2048 else 8
 
 
 #: Inside `compiled_together`, what `launch` gives a kernel it compiled (a compiled kernel, or
@@ -333,6 +394,9 @@ class FusedIteration:
         self.block_f = torch.empty(runs, self.blocks, device=device, dtype=dtype)
         self.block_i = torch.empty(runs, self.blocks, device=device, dtype=torch.int64)
         self.counter = torch.zeros((), device=device, dtype=torch.int64)
+        # Arrival counters of the blocks of each run, and of the runs (`arrived_last`): zero
+        # between launches (the last to arrive resets them).
+        self.done = torch.zeros(runs + 1, device=device, dtype=torch.int32)
         # Where the history row goes when a step is not recorded: always storing one keeps a
         # single specialisation of each kernel, so the one a graph's warm-up compiles (timed as
         # setup) is the one every later step runs (no compilation inside a timed run).
@@ -402,6 +466,12 @@ class FusedIteration:
         return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,
                     record_ptr=self.unrecorded if record is None else record, counter_ptr=self.counter,
                     coef_ptr=self.coef, HAS_TARGET=self.target is not None)
+
+    def finish_args(self, best_x, hit, it, best_f, record) -> dict:
+        """The arguments of a per-block kernel whose last block per run does the run's
+        bookkeeping (`arrived_last`, `best_of_run`, `finish_iteration`)."""
+        return dict(self.track_args(best_x, hit, it, best_f, record), done_ptr=self.done,
+                    BLOCK_B=min(4096, triton.next_power_of_2(self.blocks)))
 
     def reduce_args(self) -> dict:
         """Tile and warps of a per-run kernel that reduces this iteration's block bests."""

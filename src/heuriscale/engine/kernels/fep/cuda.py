@@ -14,7 +14,8 @@ is never built or sorted:
 - `_select`, one program per run: the survivors are the mu smallest keys
   (q - wins, f), found by counting, not sorting: a histogram of q - wins gives the
   level holding the mu-th survivor, then radix passes over f's bits (8 at a time, as an
-  order-preserving unsigned integer) give the mu-th key itself; one more pass writes the
+  order-preserving unsigned integer; over the members at that level only, gathered by one
+  pass over the union) give the mu-th key itself; one more pass writes the
   survivors' indices (ties at the threshold key by index). Also the engine's bookkeeping
   (the best of the union always survives: it wins every bout).
 - `_survive`, per block of survivors: parents' or offspring's rows gathered into the next
@@ -48,6 +49,9 @@ from ..cuda_common import (
 
 #: Widest dimension the fused kernels take (one program keeps a row in registers).
 MAX_DIM = 4096
+#: Union members per tournament program: each member's q bouts are a chain of gathers, so
+#: more, smaller programs (paper 004's 12,800 members: 100, not 13 of 1,024) overlap them.
+TOURNAMENT_BLOCK = 128
 _TWO_PI = tl.constexpr(6.283185307179586)
 _PI = tl.constexpr(3.141592653589793)
 
@@ -200,7 +204,7 @@ def _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64: tl.constexpr):
 
 @triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _select(
-    f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
+    f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, cand_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
     counter_ptr, coef_ptr, N, D, Q,
     HAS_TARGET: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr, LEVELS: tl.constexpr,
     TILE: tl.constexpr, BLOCK_D: tl.constexpr,
@@ -227,18 +231,29 @@ def _select(
     need = N - tl.sum(tl.where(tl.arange(0, LEVELS) < cut, hist, 0), 0)  # still to take there
 
     # The need-th smallest f (as ordered bits) at that level, 8 bits at a time from the top:
-    # `prefix` holds the digits found, `high` marks their bits. A loop, not unrolled: unrolled,
-    # its 4-8 passes made this the longest kernel of FEP's first run to compile.
+    # `prefix` holds the digits found, `high` marks their bits. The first pass walks the union
+    # and keeps the members at that level (their keys, in union order) in `cand_ptr`'s row;
+    # the later passes walk only those. A loop, not unrolled: unrolled, its 4-8 passes made
+    # this the longest kernel of FEP's first run to compile.
     prefix = (cut * 0).to(tl.uint64)
     high = (cut * 0).to(tl.uint64)
+    count = cut * 0
+    for start in range(0, M, TILE):
+        i = start + lanes
+        im = i < M
+        level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
+        at_cut = im & (level == cut)
+        slot = count + tl.cumsum(at_cut.to(tl.int32), 0) - 1
+        tl.store(cand_ptr + run * M + slot, u.to(tl.int64, bitcast=True), mask=at_cut)
+        count += tl.sum(at_cut.to(tl.int32), 0)
+    tl.debug_barrier()  # (the passes below read what other threads of this program stored)
     for k in range(BITS // 8):
         shift = BITS - 8 * (k + 1)
         hist8 = tl.zeros((256,), dtype=tl.int32)
-        for start in range(0, M, TILE):
+        for start in range(0, count, TILE):
             i = start + lanes
-            im = i < M
-            level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
-            candidate = im & (level == cut) & ((u & high) == prefix)
+            u = tl.load(cand_ptr + run * M + i, mask=i < count, other=0).to(tl.uint64, bitcast=True)
+            candidate = (i < count) & ((u & high) == prefix)
             hist8 += tl.histogram(((u >> shift) & 255).to(tl.int32), 256, mask=candidate)
         cum8 = tl.cumsum(hist8, 0)
         digit = tl.sum((cum8 < need).to(tl.int32), 0)
@@ -313,6 +328,7 @@ class FusedFEP(FusedIteration):
         self.child_f = torch.empty(runs, self.pop, device=device, dtype=dtype)
         self.wins = torch.empty(runs, 2 * self.pop, device=device, dtype=torch.int32)
         self.keep = torch.empty(runs, self.pop, device=device, dtype=torch.int32)
+        self.cand = torch.empty(runs, 2 * self.pop, device=device, dtype=torch.int64)  # keys at the cut level
         # The selection program (one per run) walks the union in tiles of select_tile members.
         self.select_tile, self.select_warps = 4096, 8
         # Test hook, (runs, 2 * pop * q): opponents to use instead of Philox's.
@@ -332,13 +348,13 @@ class FusedFEP(FusedIteration):
         self.move_and_select(_mutate, args, self.child_x, self.child_f)
         union = 2 * self.pop
         given = self.given_opponents is not None
-        bouts = min(1024, triton.next_power_of_2(union))
+        bouts = min(TOURNAMENT_BLOCK, triton.next_power_of_2(union))
         launch(_tournament, (triton.cdiv(union, bouts), self.runs),
             s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.seed,
             self.pop, self.q, GIVEN=given, BLOCK=bouts, num_warps=4,
         )
         launch(_select, (self.runs,),
-            s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, N=self.pop, D=self.dim, Q=self.q,
+            s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, self.cand, N=self.pop, D=self.dim, Q=self.q,
             FP64=fp64, BITS=64 if fp64 else 32, LEVELS=triton.next_power_of_2(self.q + 1), TILE=min(self.select_tile, triton.next_power_of_2(union)),
             BLOCK_D=self.block_d, num_warps=self.select_warps, **self.track_args(best_x, hit, it, best_f, record),
         )

@@ -1,16 +1,18 @@
-"""Prism Refraction Search's iteration as two Triton kernels: the fused fast path.
+"""Prism Refraction Search's iteration as one Triton kernel: the fused fast path.
 
 `algorithms/prs.py` is the reference (the tests compare the two with the same random
 numbers). Paper 000's configuration (1,024 rays, D = 4) is tiny: its compiled step is
-bound by launching about ten kernels per iteration, not by arithmetic. Here there are two:
+bound by launching about ten kernels per iteration, not by arithmetic. Here there is one
+launch (two where the problem is evaluated between them):
 
-- `_refract`, one program per block of rays of one run: mu (10) from the run's mean
-  deviation, E (9), the refracted angle (11) with r = 2 U - 1 from Philox, the angle mapped
-  onto the box, the objective inline (other problems are evaluated between a refract launch
-  and a select launch), NaN -> +inf counted, and the block's best value, its index and its
-  sum of values.
-- `_decay`, one program per run: the engine's bookkeeping from the block bests, the mean
-  deviation for the next iteration (10) from the block sums, and the apex angle's decay (12).
+`_refract`, one program per block of rays of one run: mu (10) from the run's mean
+deviation, E (9), the refracted angle (11) with r = 2 U - 1 from Philox, the angle mapped
+onto the box, the objective inline (other problems are evaluated between a refract launch
+and a select launch), NaN -> +inf counted, and the block's best value, its index and its
+sum of values. The run's last block to finish (cuda_common.arrived_last) then does the
+engine's bookkeeping from the block bests, the mean deviation for the next iteration (10)
+from the block sums, and the apex angle's decay (12); the last run's advances the Philox
+counter, the iteration count and t.
 
 The mean deviation is carried between iterations in a buffer of the fused iteration
 (`mean`, one per run), computed from the state's values when the run starts.
@@ -24,8 +26,9 @@ import triton.language as tl
 
 from ..cuda_common import (
     FusedIteration,
-    finish_run,
-    launch,
+    arrived_last,
+    best_of_run,
+    finish_iteration,
     new_values,
     row_tiles,
     store_block_best,
@@ -67,13 +70,15 @@ def _asin(a, FP64: tl.constexpr):
     return tl.where(a < 0, -y, y)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _refract(
     theta_ptr, x_ptr, f_ptr, f_in_ptr, apex_ptr, t_ptr, mean_ptr, lower_ptr, upper_ptr,
     block_f_ptr, block_i_ptr, block_s_ptr, nan_ptr, counter_ptr, it_ptr, r_ptr,
+    best_x_ptr, best_f_ptr, hit_ptr, record_ptr, done_ptr, coef_ptr,
     seed, P, D, NB, RPD,
     FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
-    EMIT_R: tl.constexpr, WIDE: tl.constexpr, FP64: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
+    EMIT_R: tl.constexpr, WIDE: tl.constexpr, FP64: tl.constexpr, HAS_TARGET: tl.constexpr, BLOCK_P: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_B: tl.constexpr,
 ):
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
     lower = tl.load(lower_ptr + d, mask=dm, other=0.0)[None, :]
@@ -101,9 +106,6 @@ def _refract(
         x = tl.minimum(tl.maximum(lower + (upper - lower) * (theta + 90.0) / 180.0, lower), upper)  # as to_box
         tl.store(theta_ptr + off, theta, mask=mask)
         tl.store(x_ptr + off, x, mask=mask)
-        if (block == 0) & (run == 0):
-            tl.store(it_ptr, tl.load(it_ptr) + 1)
-            tl.store(t_ptr, tl.load(t_ptr) + 1.0)
     else:
         x = tl.load(x_ptr + off, mask=mask, other=0.0)
 
@@ -112,28 +114,22 @@ def _refract(
         tl.store(f_ptr + row, f, mask=pm)
         store_block_best(f, pm, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
         tl.store(block_s_ptr + run * NB + block, tl.sum(tl.where(pm, f, 0.0), 0))
-
-
-@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
-def _decay(
-    block_f_ptr, block_i_ptr, block_s_ptr, x_ptr, apex_ptr, t_ptr, mean_ptr, best_x_ptr, best_f_ptr,
-    hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,
-    HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
-):
-    finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr,
-               coef_ptr, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D)
-    run = tl.program_id(0)
-    tl.store(mean_ptr + run, sum_blocks(block_s_ptr, run, NB, BLOCK_B) / P)  # next iteration's (10)
-    alpha, T = tl.load(coef_ptr + 1), tl.load(coef_ptr + 2)
-    t = tl.load(t_ptr) - 1.0  # the step's t (`_refract` has counted it)
-    tl.store(apex_ptr + run, tl.load(apex_ptr + run) * tl.exp(-alpha * t / T))  # (12)
+        if arrived_last(done_ptr, run, NB):  # the run's bookkeeping, by its last block
+            best_of_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, coef_ptr,
+                        run, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D, 1)
+            tl.store(mean_ptr + run, sum_blocks(block_s_ptr, run, NB, BLOCK_B) / P)  # next iteration's (10)
+            alpha, T = tl.load(coef_ptr + 1), tl.load(coef_ptr + 2)
+            t = tl.load(t_ptr)  # this step's t (counted after every run's decay)
+            tl.store(apex_ptr + run, tl.load(apex_ptr + run) * tl.exp(-alpha * t / T))  # (12)
+            if finish_iteration(done_ptr, counter_ptr, it_ptr):
+                tl.store(t_ptr, t + 1.0)
 
 
 class FusedPRS(FusedIteration):
     """One engine iteration of `PRS`, in place on the state's buffers."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d, block_p, self.num_warps = row_tiles(problem.dim)
+        self.block_d, block_p, self.num_warps = row_tiles(problem.dim, algorithm.pop_size)
         super().__init__(problem, runs, algorithm.pop_size, block_p, [algorithm.alpha, float(algorithm.max_iters)],
                          target, seed)
         self.block_s = torch.empty_like(self.block_f)
@@ -149,17 +145,13 @@ class FusedPRS(FusedIteration):
         args = dict(
             theta_ptr=s.theta, x_ptr=s.x, f_ptr=s.f, apex_ptr=s.apex, t_ptr=s.t, mean_ptr=self.mean,
             lower_ptr=self.lower, upper_ptr=self.upper, block_f_ptr=self.block_f, block_i_ptr=self.block_i,
-            block_s_ptr=self.block_s, nan_ptr=self.problem.nan_evals, counter_ptr=self.counter, it_ptr=it,
+            block_s_ptr=self.block_s, nan_ptr=self.problem.nan_evals,
             P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness,
             USER_FN=self.user_fn, FP64=s.x.dtype == torch.float64,
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
+            **self.finish_args(best_x, hit, it, best_f, record),
         )
         self.move_and_select(_refract, args, s.x, s.f)
-        launch(_decay, (self.runs,),
-            self.block_f, self.block_i, self.block_s, s.x, s.apex, s.t, self.mean, P=self.pop, D=self.dim,
-            NB=self.blocks, BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record),
-            **self.reduce_args(),
-        )
         return s, best_x, hit, it, best_f
 
 

@@ -1,17 +1,19 @@
-"""PSO's iteration as two Triton kernels: the fused fast path of the CUDA engine.
+"""PSO's iteration as one Triton kernel: the fused fast path of the CUDA engine.
 
 The math is `algorithms/pso.py`'s, which stays the reference (the tests compare the two
 with the same random numbers); what changes is how many times the population crosses
-memory. The compiled step needs about twenty kernels per iteration; here there are two:
+memory. The compiled step needs about twenty kernels per iteration; here there is one
+launch (two where the problem is evaluated between them):
 
-- `_move`, one program per block of particles of one run: r1, r2 (cuda_common.uniform_pairs),
-  velocity (2) with the +-vmax clamp, position (3) clamped to the box, the objective
-  (built-in functions inline; any other problem is evaluated between a move launch and a
-  select launch), NaN -> +inf counted per run, personal bests replaced where strictly
-  better, and the block's best new value with its particle index.
-- `_best`, one program per run: the best of the block bests; gbest replaced when strictly
-  better (eager PSO takes the first argmin of pbest_f; on exact ties the two may keep
-  different, equally good points); the engine's bookkeeping; the Philox counter advances.
+`_move`, one program per block of particles of one run: r1, r2 (cuda_common.uniform_pairs),
+velocity (2) with the +-vmax clamp, position (3) clamped to the box, the objective
+(built-in functions inline; any other problem is evaluated between a move launch and a
+select launch), NaN -> +inf counted per run, personal bests replaced where strictly
+better, and the block's best new value with its particle index. The run's last block to
+finish (cuda_common.arrived_last) then takes the best of the block bests; gbest is replaced
+when strictly better (eager PSO takes the first argmin of pbest_f; on exact ties the two may
+keep different, equally good points); the engine's bookkeeping; the last run's advances the
+Philox counter and the iteration count.
 
 State tensors are updated in place, so a CUDA graph of K iterations replays over the same
 buffers.
@@ -24,8 +26,9 @@ import triton.language as tl
 
 from ..cuda_common import (
     FusedIteration,
-    finish_run,
-    launch,
+    arrived_last,
+    best_of_run,
+    finish_iteration,
     new_values,
     row_tiles,
     store_block_best,
@@ -38,16 +41,20 @@ from ..cuda_common import (
 MAX_DIM = 4096
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _move(
-    x_ptr, v_ptr, f_ptr, f_in_ptr, pbest_x_ptr, pbest_f_ptr, gbest_x_ptr,
+    x_ptr, v_ptr, f_ptr, f_in_ptr, pbest_x_ptr, pbest_f_ptr, gbest_x_ptr, gbest_f_ptr,
     lower_ptr, upper_ptr, vmax_ptr, coef_ptr, block_f_ptr, block_i_ptr, nan_ptr, counter_ptr, it_ptr, r_ptr,
+    best_x_ptr, best_f_ptr, hit_ptr, record_ptr, done_ptr,
     seed, P, D, NB, RPD,
     FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
-    EMIT_R: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
+    EMIT_R: tl.constexpr, WIDE: tl.constexpr, HAS_TARGET: tl.constexpr, BLOCK_P: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_B: tl.constexpr,
 ):
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
     x = tl.load(x_ptr + off, mask=mask, other=0.0)
+    if SELECT:  # loaded with the others, not after the stores below (which it might alias)
+        pbest_f = tl.load(pbest_f_ptr + row, mask=pm, other=float("inf"))
 
     if MOVE:
         v = tl.load(v_ptr + off, mask=mask, other=0.0)
@@ -71,37 +78,28 @@ def _move(
         x = tl.minimum(tl.maximum(x + v, lower), upper)  # (3)
         tl.store(v_ptr + off, v, mask=mask)
         tl.store(x_ptr + off, x, mask=mask)
-        if (block == 0) & (run == 0):
-            tl.store(it_ptr, tl.load(it_ptr) + 1)
 
     if SELECT:
         f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS, USER_FN)
         tl.store(f_ptr + row, f, mask=pm)
-        improved = f < tl.load(pbest_f_ptr + row, mask=pm, other=float("inf"))
+        improved = f < pbest_f
         tl.store(pbest_f_ptr + row, f, mask=pm & improved)
         tl.store(pbest_x_ptr + off, x, mask=mask & improved[:, None])
         store_block_best(f, pm, block, run, NB, block_f_ptr, block_i_ptr, BLOCK_P)
-
-
-@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
-def _best(
-    block_f_ptr, block_i_ptr, x_ptr, gbest_x_ptr, gbest_f_ptr, best_x_ptr, best_f_ptr,
-    hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, P, D, NB,
-    HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
-):
-    m, x, d, dm = finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
-                             counter_ptr, coef_ptr, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D)
-    run = tl.program_id(0)
-    improved = m < tl.load(gbest_f_ptr + run)  # then this particle's pbest is x
-    tl.store(gbest_f_ptr + run, m, mask=improved)
-    tl.store(gbest_x_ptr + run * D + d, x, mask=where_row(dm, improved))
+        if arrived_last(done_ptr, run, NB):  # the run's bookkeeping, by its last block
+            m, best, _, _ = best_of_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr,
+                                        record_ptr, coef_ptr, run, P, D, NB, HAS_TARGET, BLOCK_B, BLOCK_D, 1)
+            new_gbest = m < tl.load(gbest_f_ptr + run)  # then this particle's pbest is its x
+            tl.store(gbest_f_ptr + run, m, mask=new_gbest)
+            tl.store(gbest_x_ptr + run * D + d, best, mask=where_row(dm, new_gbest))
+            finish_iteration(done_ptr, counter_ptr, it_ptr)
 
 
 class FusedPSO(FusedIteration):
     """One engine iteration of `PSO`, in place on the state's buffers."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d, block_p, self.num_warps = row_tiles(problem.dim)
+        self.block_d, block_p, self.num_warps = row_tiles(problem.dim, algorithm.pop_size)
         super().__init__(problem, runs, algorithm.pop_size, block_p, [algorithm.w, algorithm.c1, algorithm.c2],
                          target, seed)
         self.vmax = algorithm.velocity_limit(problem).contiguous()
@@ -109,17 +107,13 @@ class FusedPSO(FusedIteration):
     def __call__(self, s, best_x, hit, it, best_f, record=None):
         args = dict(
             x_ptr=s.x, v_ptr=s.v, f_ptr=s.f, pbest_x_ptr=s.pbest_x, pbest_f_ptr=s.pbest_f, gbest_x_ptr=s.gbest_x,
-            lower_ptr=self.lower, upper_ptr=self.upper, vmax_ptr=self.vmax, coef_ptr=self.coef,
+            gbest_f_ptr=s.gbest_f, lower_ptr=self.lower, upper_ptr=self.upper, vmax_ptr=self.vmax,
             block_f_ptr=self.block_f, block_i_ptr=self.block_i, nan_ptr=self.problem.nan_evals,
-            counter_ptr=self.counter, it_ptr=it, P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness,
-            USER_FN=self.user_fn,
+            P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness, USER_FN=self.user_fn,
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
+            **self.finish_args(best_x, hit, it, best_f, record),
         )
         self.move_and_select(_move, args, s.x, s.f)
-        launch(_best, (self.runs,),
-            self.block_f, self.block_i, s.x, s.gbest_x, s.gbest_f, P=self.pop, D=self.dim, NB=self.blocks,
-            BLOCK_D=self.block_d, **self.track_args(best_x, hit, it, best_f, record), **self.reduce_args(),
-        )
         return s, best_x, hit, it, best_f
 
 
