@@ -409,6 +409,7 @@ class Runner:
         wall = self.elapsed()
         best_x, best_f, hit, history = self.best_x, self.best_f, self._hit_iter, self._history.values()
         marks = self._history.milestones
+        marks.flush()
         first_f, improved, hit_iter, hit_f = marks.first_f, marks.improved_iter, marks.hit_iter, marks.hit_f
         nan_evals = self._guarded.nan_evals
         evals = torch.tensor([self.evals, self.algorithm.evals_per_init(), self.algorithm.evals_per_step()],
