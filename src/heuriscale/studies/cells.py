@@ -50,10 +50,14 @@ from .study import RunConfig, execute
 
 #: Below this much work in all (iterations x runs x population x dimension, summed over the
 #: units to run), "auto" runs the units one by one: starting the workers (each imports torch
-#: and loads its kernels from Numba's cache) takes seconds, about what one worker computes of
-#: 10^8 coordinate updates (30-120 ns each on one thread in docs/cpu-threads.md's tables; a
-#: 30-run CEC 2022 cell at D = 10 is 6 x 10^7, and a 5-algorithm campaign of it 20 of them).
-MIN_WORK = 5 * 10**8
+#: and loads its kernels from Numba's cache) takes seconds. Measured (docs/cpu-threads.md): a
+#: CEC 2022 campaign of 2.4 x 10^8 (20 cells) took 14.7 s with 16 workers on 16 cores against
+#: 19.2 s one cell at a time, its report included.
+MIN_WORK = 2 * 10**8
+#: Fewer cores than this, "auto" runs the units one by one: two or three workers save little
+#: against the rule's threads and pay each worker's start (on the shared 2-core development
+#: machine, two workers took longer than one cell at a time: benchmarks/campaign_cells.py).
+MIN_CORES = 4
 #: Memory a worker may need (torch, Numba, its kernels and a run set), for "auto"'s bound.
 WORKER_MEMORY = 1 << 30
 #: Seconds between this process's looks at its workers while it waits for rows.
@@ -101,7 +105,7 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
     """(workers, CPU threads each, why) for the CPU units `todo` ((configuration, runs) each).
 
     "auto": one unit at a time (workers = 1) with fewer than two units, less than MIN_WORK in
-    all, one core, or a main script that spawned workers would run again (`spawn_problem`);
+    all, fewer than MIN_CORES cores, or a main script that spawned workers would run again (`spawn_problem`);
     else one worker per core (per fixed count of threads, `set_cpu_threads`), at most one per
     unit and one per WORKER_MEMORY of available memory. A number asks for that many (at most
     one per unit). Threads: a fixed count when there is one; else one per worker when the
@@ -114,7 +118,8 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
     fixed = cpu_threads.fixed_cpu_threads()
     if requested == "auto":
         work = sum(cost(config, runs) for config, runs in todo)
-        why_not = ("fewer than two cells to run" if len(todo) < 2 else "one core" if cores < 2 else
+        why_not = ("fewer than two cells to run" if len(todo) < 2 else
+                   f"{cores} core{'s' * (cores > 1)}, fewer than {MIN_CORES}" if cores < MIN_CORES else
                    f"{work:.2g} coordinate updates in all, less than {MIN_WORK:.0e}" if work < MIN_WORK else
                    spawn_problem())
         if why_not:
