@@ -2,9 +2,10 @@
 
 A campaign cell (an algorithm on a function: all its runs, one unit of the study) whose
 work per iteration is too small for every core leaves most of a big machine idle when cells
-run one after another: a 30-run CEC 2022 cell at D = 10 takes about 8 threads of the rule
-(`engine.threads`), and one run of it a single thread. `run_cells` runs several units at
-once instead:
+run one after another: the rule (`engine.threads`) gives a 30-run CEC 2022 cell at D = 10 at
+most half the cores, and its iterations are mostly torch's evaluation of the function
+between two kernel calls, which threads hardly speed up at that size (docs/cpu-threads.md).
+`run_cells` runs several units at once instead:
 
 - **Workers.** `workers` processes started with the "spawn" method (a fork would copy the
   thread pools of torch and Numba in whatever state they are), each running one unit at a
@@ -17,7 +18,10 @@ once instead:
   are those the serial study writes (each unit is seeded by its configuration, and the
   native kernels give the same numbers on any number of threads), so the store and every
   report made from it are those of a serial campaign, but for what records how a run ran:
-  its times and its threads (`extra["cpu_threads"]`, `extra["cpu_threads_from"]`).
+  its times and its threads (`extra["cpu_threads"]`, `extra["cpu_threads_from"]`). (An
+  objective evaluated by torch between kernel calls runs on the worker's threads: one
+  whose values depend on torch's thread count, as a large parallel reduction's last bits
+  can, would differ as it does under another --cpu-threads.)
 - **Interrupts.** Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process
   group; this process decides). On the first SIGINT or SIGTERM, or a failed unit, this
   process commits every unit whose rows have arrived, stops the workers (SIGTERM) and
@@ -203,8 +207,13 @@ def run_cells(study: str, configs: list[RunConfig], store: ResultStore, workers:
                     message = results.get(timeout=POLL)
                 except queue.Empty:
                     _check_alive(processes, in_hand)
-                    continue
+                    if any(process.exitcode is None for process in processes):
+                        continue
+                    message = results.get(timeout=5 * POLL)  # all ended: a last look (Empty: rows missing)
                 committed += _receive(message, study, store, in_hand, on_progress)
+    except queue.Empty:
+        raise RuntimeError(f"the cell workers ended with {len(todo) - committed} of {len(todo)} cells not handed "
+                           "back: the others are stored; rerun the same command to compute the rest") from None
     except BaseException:
         with deferred():
             _drain(results, study, store, in_hand, on_progress)  # keep every unit whose rows arrived
