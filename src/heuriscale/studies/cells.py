@@ -90,18 +90,27 @@ def cost(config: RunConfig, runs: int) -> float:
     return float(config.iters) * runs * population(config) * max(config.dim or 1, 1)
 
 
-def parse_workers(value: int | str | None) -> int | str:
-    """"auto" (also None), or a whole number >= 1 of units at once; a one-line error otherwise."""
-    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
-        return "auto"
+def whole_number(what: str, value) -> int:
+    """`value` as a whole number >= 1 (an int, or a string or float that is one), else a
+    one-line ValueError naming `what`."""
     try:
         n = int(value)
         ok = not isinstance(value, bool) and float(value) == n and n >= 1
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        raise ValueError(f"parallel cells: give auto or a whole number >= 1 of cells at once, got {value!r}")
+        raise ValueError(f"{what} must be a whole number >= 1, got {value!r}")
     return n
+
+
+def parse_workers(value: int | str | None) -> int | str:
+    """"auto" (also None), or a whole number >= 1 of units at once; a one-line error otherwise."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return "auto"
+    try:
+        return whole_number("parallel cells", value)
+    except ValueError:
+        raise ValueError(f"parallel cells: give auto or a whole number >= 1 of cells at once, got {value!r}") from None
 
 
 def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores: int | None = None,

@@ -74,6 +74,7 @@ from .. import algorithms
 from ..version import __version__
 from . import exports as _exports
 from .campaign_report import FORMATS, rebuild_report, write_report
+from .cells import whole_number as _count
 from .sharded import run_study, study_group
 from .statistics import ERROR_FLOOR, significance_sentence
 from .store import ResultStore, StoreError
@@ -524,17 +525,6 @@ def _budget(suite: Suite, function: str, dim: int, evals: int | None, evals_per_
     if evals is not None:
         return evals
     return evals_per_dim * dim if evals_per_dim is not None else suite.budget(function, dim)
-
-
-def _count(what: str, value) -> int:
-    try:
-        n = int(value)
-        ok = not isinstance(value, bool) and float(value) == n and n >= 1
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{what} must be a whole number >= 1, got {value!r}")
-    return n
 
 
 def _device(device: str) -> str:
