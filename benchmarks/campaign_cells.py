@@ -111,8 +111,8 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v and k != "out")
     report = {"machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "commit": args.commit or commit(), "command": f"benchmarks/campaign_cells.py {given}", "suite": "cec2022", "dim": 10,
-              "runs": args.runs, "algorithms": algorithms, "functions": functions, "cells": [], "campaign": {}}
+              "commit": args.commit or commit(), "command": f"benchmarks/campaign_cells.py {given}", "suite": "cec2022",
+              "dim": 10, "runs": args.runs, "algorithms": algorithms, "functions": functions, "cells": [], "campaign": {}}
 
     def save():
         out.write_text(json.dumps(report, indent=1))

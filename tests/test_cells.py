@@ -51,6 +51,8 @@ def test_auto_runs_cells_one_by_one_when_workers_cannot_repay_their_start(rule):
     assert cells.plan_workers("auto", [_unit()] * 8, cores=3)[:2] == (1, 0)  # too few cores to repay workers
     assert cells.plan_workers(2, [_unit()] * 8, cores=2)[:2] == (2, 1)  # (unless asked)
     assert cells.plan_workers(1, [_unit()] * 8, cores=16)[:2] == (1, 0)
+    workers, _, why = cells.plan_workers("auto", [_unit()] * 8, cores=16, memory=1 << 30)
+    assert workers == 1 and why == "one cell at a time: room for one worker (16 cores, 1.0 GiB available)"
 
 
 def test_a_fixed_thread_count_sizes_the_workers(rule):

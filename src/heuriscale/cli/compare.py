@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from .common import (CELLS_HELP, DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, parse_assignments, require, study_command,
-                     study_progress, use_cpu_threads, writable)
+from .common import (CELLS_HELP, DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, parse_assignments, require,
+                     study_command, study_progress, use_cpu_threads, writable)
 
 
 def compare(

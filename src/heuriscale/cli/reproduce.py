@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (CELLS_HELP, DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, require, study_command, study_progress,
-                     use_cpu_threads, writable)
+from .common import (CELLS_HELP, DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, require, study_command,
+                     study_progress, use_cpu_threads, writable)
 
 
 def reproduce(

@@ -118,8 +118,8 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
     """(workers, CPU threads each, why) for the CPU units `todo` ((configuration, runs) each).
 
     "auto": one unit at a time (workers = 1) with fewer than two units, less than MIN_WORK in
-    all, fewer than MIN_CORES cores, or a main script that spawned workers would run again (`spawn_problem`);
-    else one worker per core (per fixed count of threads, `set_cpu_threads`), at most one per
+    all, fewer than MIN_CORES cores, or a main script that spawned workers would run again
+    (`spawn_problem`); else one worker per core (per fixed count of threads, `set_cpu_threads`), at most one per
     unit and one per WORKER_MEMORY of available memory. A number asks for that many (at most
     one per unit). Threads: a fixed count when there is one; else one per worker when the
     workers take every core (one thread waits at no barrier: a worker the system takes off
@@ -144,7 +144,9 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
         per = 2 * fixed if fixed and fixed > 1 else 1  # cores a worker takes (teams: within half of them)
         workers = min(len(todo), max(1, cores // per), bound)
         if workers < 2:
-            return 1, fixed or 0, f"one cell at a time: {cores} cores, {fixed} threads a cell"
+            room = f"{cores} cores" + (f" for {fixed} threads a cell" if fixed else "") + (
+                f", {memory / 2**30:.1f} GiB available" if memory else "")
+            return 1, fixed or 0, f"one cell at a time: room for one worker ({room})"
     else:
         workers = min(requested, max(1, len(todo)))
         if workers > 1 and (why_not := spawn_problem()):
