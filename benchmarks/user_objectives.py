@@ -4,6 +4,7 @@ loop, pyswarms and mealpy 3 with the same NumPy function.
 
     PYTHONPATH=src python3 benchmarks/user_objectives.py --out objectives.json --markdown objectives.md
     PYTHONPATH=src python3 benchmarks/user_objectives.py --quick          # 32 x 2 only
+    PYTHONPATH=src python3 benchmarks/user_objectives.py --ratios 15 --target 0.2 --out r.json  # callbacks / loop
 
 Sizes: pop 32 x D 2, 1,024 x D 30, 65,536 x D 2. Objectives:
 
@@ -200,6 +201,22 @@ def _column_order(column: str) -> tuple:
     return kind, objective, column
 
 
+def interleaved_ratios(rounds: int, target_s: float) -> dict:
+    """The NumPy loop, the NumPy callback and the torch callback at 32 x 2 on one thread, each
+    timed once per round in that order, `rounds` times: on a shared machine the load changes
+    between two measurements, and taking each one's best over interleaved rounds compares them
+    under the same conditions. Returns every sample and the ratios of the best ones."""
+    set_threads(1)
+    row, samples = baseline_row(32, 2), {"NumPy loop": [], "NumPy": [], "torch": []}
+    for _ in range(rounds):
+        samples["NumPy loop"].append(cpu.time_numpy_pso(row, target_s).as_json()["per_iter_s"])
+        for objective in ("NumPy", "torch"):
+            samples[objective].append(time_runner(objective, 32, 2, "cpu", "native", target_s)["per_iter_s"])
+    best = {k: min(v) for k, v in samples.items()}
+    return {"samples_s": samples, "best_s": best,
+            "ratios": {k: best[k] / best["NumPy loop"] for k in ("NumPy", "torch")}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
@@ -207,7 +224,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="pop 32 x D 2 only")
     parser.add_argument("--target", type=float, default=0.3, help="seconds per timed batch")
     parser.add_argument("--no-cuda", action="store_true")
+    parser.add_argument("--ratios", type=int, metavar="ROUNDS", help="only the NumPy and torch callbacks against "
+                        "the NumPy loop at 32 x 2, one thread, in ROUNDS interleaved rounds (best of each)")
     args = parser.parse_args()
+    if args.ratios:
+        report = {"machine": cpu.machine(), "command": " ".join(["python3", *sys.argv]),
+                  **interleaved_ratios(args.ratios, args.target)}
+        print(json.dumps({k: report[k] for k in ("best_s", "ratios")}, indent=1))
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=1))
+        return
     threads_all = len(__import__("os").sched_getaffinity(0))
     cuda = torch.cuda.is_available() and not args.no_cuda
     report = {"machine": cpu.machine(), "gpu": torch.cuda.get_device_name() if cuda else None,

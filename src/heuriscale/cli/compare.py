@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from .common import (DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, parse_assignments, require, study_command,
-                     study_progress, use_cpu_threads, writable)
+from .common import (CELLS_HELP, DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, parse_assignments, require,
+                     study_command, study_progress, use_cpu_threads, writable)
 
 
 def compare(
@@ -46,6 +46,7 @@ def compare(
              "(IOHanalyzer, iohinspector), or coco,ioh; into OUT/coco/<algorithm>/, OUT/ioh/<algorithm>/")] = None,
     dist_timeout: Annotated[Optional[float], typer.Option(help=DIST_TIMEOUT_HELP)] = None,
     cpu_threads: Annotated[Optional[int], typer.Option(help=THREADS_HELP)] = None,
+    parallel_cells: Annotated[str, typer.Option(help=CELLS_HELP)] = "auto",
 ) -> None:
     """Benchmark several algorithms over a suite: errors f - f* at the suite's recording points,
     rank-sum tests against a reference, Friedman ranks, report.md/.html, tables.tex, runs.csv.
@@ -54,7 +55,8 @@ def compare(
     budget (CEC 2022: 200,000 evaluations at D = 10, 1,000,000 at D = 20; bbob: 10,000 x D) or
     --evals / --evals-per-dim. On bbob the runs are COCO's instances (run r on instance r + 1). Runs are
     stored as they finish (--out/results.sqlite): rerunning resumes, and a finished campaign
-    recomputes nothing and rewrites the same report. Ctrl-C or SIGTERM stops at once (exit
+    recomputes nothing and rewrites the same report. On the CPU, cells too small for every
+    core run several at once in worker processes (--parallel-cells). Ctrl-C or SIGTERM stops at once (exit
     status 130 / 143) keeping every finished run. Under torchrun
     (`torchrun --nproc-per-node=N -m heuriscale compare ...`) the runs are shared out over the
     ranks and rank 0 writes the store and the report.
@@ -62,6 +64,7 @@ def compare(
     import json
     import time
 
+    from ..studies.cells import parse_workers
     from ..studies.compare import check_exports, plan, run_campaign, stored_runs
 
     started = time.perf_counter()
@@ -83,6 +86,7 @@ def compare(
                         reference=reference, device=device, dtype=dtype, seed=seed, out=out_dir, functions=functions,
                         alpha=alpha, evals_per_dim=evals_per_dim)
         exports = check_exports(campaign, export)
+        cells = parse_workers(parallel_cells)
     except ValueError as exc:
         fail(str(exc))
     if lead_rank():  # before any run: a campaign whose tests cannot reach --alpha says so
@@ -98,7 +102,8 @@ def compare(
         label = (f"{campaign.suite.name}: {len(campaign.algorithms)} algorithms x {len(campaign.cells)} "
                  f"functions and dimensions x {campaign.runs} runs")
         with study_progress(label, campaign.total_runs(), stored()[0]) as advance:
-            written = run_campaign(campaign, timeout=dist_timeout, progress=advance, exports=exports)
+            written = run_campaign(campaign, timeout=dist_timeout, progress=advance, exports=exports,
+                                   parallel_cells=cells)
     if written is None:  # a rank other than 0 of a torchrun job: rank 0 reports
         return
     meta = json.loads(written["json"].read_text())["meta"]

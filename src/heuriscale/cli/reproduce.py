@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, require, study_command, study_progress,
-                     use_cpu_threads, writable)
+from .common import (CELLS_HELP, DIST_TIMEOUT_HELP, THREADS_HELP, fail, lead_rank, out, require, study_command,
+                     study_progress, use_cpu_threads, writable)
 
 
 def reproduce(
@@ -25,6 +25,9 @@ def reproduce(
              "(those whose configuration is unchanged), so that only the others run")] = None,
     restore_only: Annotated[Optional[str], typer.Option(
         help="with --restore: only these experiments, e.g. table2,table2-cec")] = None,
+    parallel_cells: Annotated[str, typer.Option(
+        help=CELLS_HELP.replace("auto or a number;", "1 (the default: the papers' CPU times are results, measured "
+                                "alone), auto or a number;"))] = "1",
 ) -> None:
     """Run papers' CPU-vs-GPU experiments and write reports with the papers' numbers beside ours.
 
@@ -36,6 +39,7 @@ def reproduce(
     over the ranks, each on its own GPU, and rank 0 writes the store and the report.
     """
     from .. import studies
+    from ..studies.cells import parse_workers
     from ..studies.reproduce import stored_runs
     from ..terminal import print_report
 
@@ -51,6 +55,7 @@ def reproduce(
             raise ValueError(f"unknown scale {scale!r}: use {' or '.join(studies.SCALES)}")
         devices = studies.available_devices(device)
         use_cpu_threads(cpu_threads)
+        cells = parse_workers(parallel_cells)
         if restore_only is not None and restore is None:
             raise ValueError("--restore-only needs --restore results.csv")
         if restore is not None:
@@ -74,7 +79,8 @@ def reproduce(
             spec = studies.PAPERS[key]
             done, total, _ = stored_runs(spec, scale, devices, out_dir)
             with study_progress(progress_label(spec), total, done) as advance:
-                report = studies.reproduce_paper(spec, scale, devices, out_dir, timeout=dist_timeout, progress=advance)
+                report = studies.reproduce_paper(spec, scale, devices, out_dir, timeout=dist_timeout, progress=advance,
+                                                parallel_cells=cells)
             if report is None:  # a rank other than 0 of a torchrun job: rank 0 reports
                 continue
             print_report(out, report.read_text(), full=f"{report} / {report.with_suffix('.html')}")

@@ -194,6 +194,26 @@ def _use_threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
+def share_cpu_threads(n: int, why: str) -> None:
+    """Cap this process's CPU threads at `n`, for the reason `why` (a worker process of a study
+    that runs several configurations at once, `studies.cells`): each run set then takes what
+    its work can use up to `n`, instead of up to half the cores. A fixed count
+    (`set_cpu_threads`, $HEURISCALE_CPU_THREADS) still wins."""
+    global _threads_source, _cap, _limit
+    default_cpu_threads()
+    if _fixed is not None:
+        return
+    _cap = _limit = min(n, _pool_size())
+    _use_threads(_cap)
+    _threads_source = why
+
+
+def fixed_cpu_threads() -> int | None:
+    """The count fixed by `set_cpu_threads` or $HEURISCALE_CPU_THREADS, None when the rule decides."""
+    default_cpu_threads()
+    return _fixed
+
+
 def thread_limit() -> int:
     """The most threads this process's CPU work may use: the fixed count, else every core (or
     a torchrun rank's share). What a new machine's first build compiles jobs with (processes

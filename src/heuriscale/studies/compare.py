@@ -16,6 +16,9 @@ the resumable results store and written up by `campaign_report`.
 - **Resumable, sharded.** The study goes through `sharded.run_study`, like `reproduce`:
   finished configurations are skipped, an interrupted campaign resumes where it stopped, and
   under torchrun the units are shared over the ranks (rank 0 alone writes store and report).
+  On the CPU, outside torchrun, several cells run at once in worker processes when they are
+  too small for every core (`cells`; `parallel_cells`, `--parallel-cells`), this process
+  alone writing the store: the stored numbers, runs.csv and the report are the serial ones.
   A configuration's key holds everything that changes its numbers (algorithm settings,
   function, dimension, iterations, runs, device, dtype, the campaign's seed), so a campaign
   that adds an algorithm to a finished one computes only the new algorithm's runs.
@@ -56,7 +59,6 @@ the resumable results store and written up by `campaign_report`.
 from __future__ import annotations
 
 import bisect
-import csv
 import dataclasses
 import json
 import math
@@ -71,7 +73,8 @@ import torch
 from .. import algorithms
 from ..version import __version__
 from . import exports as _exports
-from .campaign_report import FORMATS, write_report
+from .campaign_report import FORMATS, rebuild_report, write_report
+from .cells import whole_number as _count
 from .sharded import run_study, study_group
 from .statistics import ERROR_FLOOR, significance_sentence
 from .store import ResultStore, StoreError
@@ -216,7 +219,8 @@ def compare(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dim
             out: str | Path | None = None, functions: Sequence[str] | None = None, alpha: float = 0.05,
             evals_per_dim: int | None = None,
             progress: Callable[[RunConfig, int], None] | None = None, timeout: float | None = None,
-            formats: Sequence[str] = FORMATS, exports: str | Sequence[str] = ()) -> dict[str, Path] | None:
+            formats: Sequence[str] = FORMATS, exports: str | Sequence[str] = (),
+            parallel_cells: int | str = "auto") -> dict[str, Path] | None:
     """Run (or resume) a benchmarking campaign and write its report; returns the written files
     ({"md", "html", "tex", "csv", "json", "store", figure stems: path}).
 
@@ -233,7 +237,8 @@ def compare(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dim
     called with (config, runs) as runs are committed; `timeout`: under torchrun, seconds
     before a silent rank fails the job; `exports`: "coco", "ioh" (a list or "coco,ioh"): the
     runs also in those platforms' formats, under out/coco/<algorithm>/ and out/ioh/<algorithm>/
-    (the returned dict has their folders under "coco" and "ioh").
+    (the returned dict has their folders under "coco" and "ioh"); `parallel_cells`: on the CPU,
+    how many cells run at once in worker processes, "auto" or a number (`studies.cells`).
 
     Under torchrun the ranks share the runs; rank 0 writes store and report, the others
     return None.
@@ -244,7 +249,8 @@ def compare(algorithms: str | Sequence[str], suite: str | Suite = "cec2022", dim
     exports = check_exports(campaign, exports)
     for text in significance_warnings(campaign):
         warnings.warn(text, stacklevel=2)
-    return run_campaign(campaign, progress=progress, timeout=timeout, formats=formats, exports=exports)
+    return run_campaign(campaign, progress=progress, timeout=timeout, formats=formats, exports=exports,
+                        parallel_cells=parallel_cells)
 
 
 def check_exports(campaign: Campaign, exports: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -259,13 +265,15 @@ def check_exports(campaign: Campaign, exports: str | Sequence[str] | None) -> tu
 
 
 def run_campaign(campaign: Campaign, progress=None, timeout: float | None = None,
-                 formats: Sequence[str] = FORMATS, exports: Sequence[str] = ()) -> dict[str, Path] | None:
+                 formats: Sequence[str] = FORMATS, exports: Sequence[str] = (),
+                 parallel_cells: int | str = "auto") -> dict[str, Path] | None:
     """Run (or resume) a planned campaign, then write its report and `exports` (rank 0 only)."""
     group = study_group([campaign.device], timeout)
     lead = group is None or group.lead
     store = ResultStore(campaign.store_path) if lead else None
     try:
-        run_study(campaign.study, [c for _, c in campaign.configs], store, group, progress, warm_timing=False)
+        run_study(campaign.study, [c for _, c in campaign.configs], store, group, progress, warm_timing=False,
+                  parallel_cells=parallel_cells)
         if not lead:
             return None
         rows = {config.key(): store.runs(campaign.study, config.key()) for _, config in campaign.configs}
@@ -493,39 +501,6 @@ def _write_json(campaign: Campaign, meta: dict, notes: dict) -> Path:
     return path
 
 
-def rebuild_report(folder: str | Path, formats: Sequence[str] = FORMATS) -> dict[str, Path]:
-    """Write a finished campaign's report again from its `runs.csv` and `campaign.json` alone
-    (no results store, no run): for a committed campaign whose store is elsewhere, after a
-    change to how reports are written. The errors are taken as runs.csv has them, with the
-    convention of `statistics.reported_error`; a runs.csv written when CEC 2022 recorded errors
-    below 1e-8 as 1e-8 (campaign.json: "recorded_as": 1e-08) has those read as 0. Returns the
-    files written, as `compare` does."""
-    folder = Path(folder)
-    doc = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
-    meta = doc["meta"]
-    floor = doc.get("suite", {}).get("recorded_as") or 0.0
-    below = doc.get("suite", {}).get("errors_below")
-
-    def error(text: str) -> float:
-        v = float(text)
-        return 0.0 if floor and below and v == floor else v  # an error recorded as the floor was below it
-
-    runs = []
-    with (folder / "runs.csv").open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            curve = [error(v) for k, v in row.items() if k.startswith("curve@") and v != ""]
-            runs.append({"algorithm": row["algorithm"], "function": row["function"], "dim": int(row["dim"]),
-                         "repeat": int(row["repeat"]), "seed": int(row["seed"]), "error": error(row.get("error", "nan")),
-                         "evals": int(row["evals"]), "wall_s": float(row["wall_s"]), "curve": curve,
-                         **{i["key"]: float(row[i["key"]]) for i in meta.get("indicators") or []}})
-    written = write_report(runs, meta, folder, formats)
-    doc["suite"] = {**doc.get("suite", {}), "errors_below": ERROR_FLOOR, "recorded_as": 0.0}
-    path = folder / "campaign.json"
-    path.write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    written["json"] = path
-    return written
-
-
 # -- helpers ---------------------------------------------------------------------------------------
 _registry = algorithms  # the module, under a name the `algorithms` argument does not shadow
 
@@ -550,17 +525,6 @@ def _budget(suite: Suite, function: str, dim: int, evals: int | None, evals_per_
     if evals is not None:
         return evals
     return evals_per_dim * dim if evals_per_dim is not None else suite.budget(function, dim)
-
-
-def _count(what: str, value) -> int:
-    try:
-        n = int(value)
-        ok = not isinstance(value, bool) and float(value) == n and n >= 1
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{what} must be a whole number >= 1, got {value!r}")
-    return n
 
 
 def _device(device: str) -> str:

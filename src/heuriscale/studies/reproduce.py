@@ -66,11 +66,13 @@ def configs_for(exp: Experiment, scale: str, devices: list[str]) -> list[tuple[d
 
 
 def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, progress=None,
-                    timeout: float | None = None) -> Path | None:
+                    timeout: float | None = None, parallel_cells: int | str = 1) -> Path | None:
     """Run (or resume) every experiment of `paper`, then write its report; returns report.md.
 
     Under torchrun the runs are shared out over the ranks (see `sharded`); rank 0 alone
-    writes the store and the report, and the other ranks return None."""
+    writes the store and the report, and the other ranks return None. `parallel_cells`
+    ("auto" or a number, `studies.cells`): CPU configurations run at once in worker
+    processes; 1 by default, as the papers' CPU times are results, measured alone."""
     from ..viz import figures
 
     folder = out / paper.key
@@ -83,7 +85,8 @@ def reproduce_paper(paper: Paper, scale: str, devices: list[str], out: Path, pro
     store = ResultStore(store_path(paper, out)) if lead else None
     sections, csv_rows = [], []
     try:
-        run_study(study, [c for exp_pairs in pairs.values() for _, c in exp_pairs], store, group, progress)
+        run_study(study, [c for exp_pairs in pairs.values() for _, c in exp_pairs], store, group, progress,
+                  parallel_cells=parallel_cells)
         if not lead:
             return None
         for exp in paper.experiments:

@@ -29,9 +29,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from .. import algorithms
 from ..engine.distributed import DistributedError, Group, join, launched, lost
 from ..interrupt import Interrupted
+from .cells import parse_workers, plan_workers, run_cells, units
 from .store import ResultStore
 from .study import RunConfig, execute, run_configs
 
@@ -50,33 +50,22 @@ def study_group(devices: list[str], timeout: float | None = None) -> Group | Non
 
 
 def run_study(study: str, configs: list[RunConfig], store: ResultStore | None, group: Group | None,
-              on_progress: Callable[[RunConfig, int], None] | None = None, warm_timing: bool = True) -> list[dict]:
+              on_progress: Callable[[RunConfig, int], None] | None = None, warm_timing: bool = True,
+              parallel_cells: int | str = 1) -> list[dict]:
     """Every unfinished run of the study: in this process, or sharded over the job's ranks
-    (then each rank's share, see `run_sharded`). `warm_timing`: see `study.execute`."""
+    (then each rank's share, see `run_sharded`). `warm_timing`: see `study.execute`.
+    `parallel_cells` ("auto" or a number): outside torchrun, the CPU units that run at once,
+    in worker processes (`cells.plan_workers`, `cells.run_cells`); 1 runs them one by one here."""
     if group is None:
+        if parallel_cells != 1:
+            todo = [(configs[i], len(r)) for i, r in units(study, configs, store) if configs[i].device == "cpu"]
+            workers, threads, why = plan_workers(parse_workers(parallel_cells), todo)
+            if workers > 1:
+                run_cells(study, configs, store, workers, threads, why, on_progress, warm_timing)
+                return []
         run_configs(study, configs, store, on_progress, warm_timing)
         return []
     return run_sharded(study, configs, store, group, on_progress, warm_timing)
-
-
-def units(study: str, configs: list[RunConfig], store: ResultStore) -> list[tuple[int, list[int]]]:
-    """(index of the configuration, repeats) of every unfinished unit, longest first."""
-    todo = []
-    for i, config in enumerate(configs):
-        missing = [r for r in range(config.runs) if r not in store.finished(study, config.key())]
-        if not missing:
-            continue
-        batched = config.timing == "batched" and not config.snapshots
-        todo += [(i, missing)] if batched else [(i, [r]) for r in missing]
-    return sorted(todo, key=lambda unit: -cost(configs[unit[0]], len(unit[1])))
-
-
-def cost(config: RunConfig, runs: int) -> float:
-    """Relative work of a unit: iterations x runs x population x dimension (for ordering only)."""
-    pop = config.algorithm_params.get("pop_size")
-    if pop is None:
-        pop = algorithms.get_algorithm(config.algorithm, preset=config.preset).pop_size
-    return float(config.iters) * runs * pop * max(config.dim or 1, 1)
 
 
 def run_sharded(study: str, configs: list[RunConfig], store: ResultStore | None, group: Group,
