@@ -342,6 +342,7 @@ for kernel in ("apo", "fep", "firefly", "firefly-sequential", "de", "de-pbest", 
 """
 
 
+@pytest.mark.slow  # every kernel built again with bounds checks: minutes on 2 cores
 def test_kernels_index_only_inside_their_arrays(tmp_path):
     """The kernels that index by drawn numbers (masks, pairs, opponents, survivors) built with
     Numba's bounds checks, in a cache of their own: an index out of an array raises

@@ -50,6 +50,7 @@ def _child(cache: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # two processes that build kernels from an empty cache: a minute on 2 cores
 def test_a_first_run_builds_its_own_objective_only_and_the_next_process_compiles_nothing(tmp_path):
     """FEP on Ackley (computed through its compiled wrapper, a built-in the kernels have no
     vector pass for), in a process with an empty disk cache, then in another with the cache

@@ -395,6 +395,7 @@ def _interrupt_midway(out: Path, signum: int) -> tuple[int, int, dict]:
     return len(runs), int(total), runs
 
 
+@pytest.mark.slow  # a minute on 2 cores (a campaign's SIGTERM and a killed study stay in the default run)
 def test_reproduce_interrupted_by_sigint_then_sigterm_resumes_without_loss(tmp_path):
     n1, total, first = _interrupt_midway(tmp_path, signal.SIGINT)
     n2, _, second = _interrupt_midway(tmp_path, signal.SIGTERM)

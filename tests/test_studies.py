@@ -220,6 +220,7 @@ def _fake_execute(config, repeats, warm_timing=True):
     return rows
 
 
+@pytest.mark.slow  # every paper's study, shrunk: a minute on 2 cores
 def test_no_table_of_any_papers_report_is_empty_when_its_runs_exist(tmp_path, monkeypatch):
     """Every paper at quick scale, on both devices, from stored runs (made up here, so the test
     is quick): every table has a row for each of its rows' stored configurations, every figure

@@ -40,7 +40,8 @@ def test_it_evaluates_a_block_of_points(fused_device):
     torch.testing.assert_close(problem.evaluate(x), want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("algorithm", ["pso", "prs", "fep", "firefly", "apo"])
+# FEP and APO interpreted on the CPU take half a minute each: under -m slow there (on CUDA: -m gpu)
+@pytest.mark.parametrize("algorithm", ["pso", "prs", "firefly"] + [pytest.param(a, marks=pytest.mark.slow) for a in ("fep", "apo")])
 def test_the_fused_kernels_call_it_inside_and_compute_the_built_in_numbers(algorithm, fused_device):
     make = {"pso": lambda: hs.PSO(pop_size=16), "prs": lambda: hs.PRS(pop_size=16, max_iters=10),
             "fep": lambda: hs.FEP(pop_size=16), "firefly": lambda: hs.Firefly(pop_size=16, alpha=0.05),
