@@ -40,7 +40,8 @@ def test_auto_on_the_cpu_says_why():
     assert short.extra["engine_reason"] == "auto chose eager: 20 steps are fewer than 64: not worth loading kernels"
     long = hs.minimize("sphere", "pso", dim=4, iters=50_000, device="cpu", seed=0)
     assert long.extra["engine"] == "native" and long.extra["engine_reason"].startswith("auto chose native: eager 50000 x ")
-    profiled = hs.minimize("sphere", "pso", dim=4, iters=50_000, device="cpu", seed=0, profile=True)
+    # (a time limit ends it early: the choice is made for its 50,000 iterations)
+    profiled = hs.minimize("sphere", "pso", dim=4, iters=50_000, device="cpu", seed=0, profile=True, time_limit=0.5)
     assert profiled.extra["engine"] == "eager" and "profile=True" in profiled.extra["engine_reason"]
 
 

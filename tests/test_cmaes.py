@@ -231,6 +231,7 @@ def _ours(name, dim, lam, budget, runs, seed, **params):
     return np.where(e < 0, np.inf, e)
 
 
+@pytest.mark.slow  # 20 s on 2 cores; the IPOP loop and a resumed run check the same code in the default run
 def test_evaluations_to_target_match_pycma():
     """pycma (non-active, the algorithm of `cmaes`) on the 8-D elliptic, condition 1e6: the
     evaluations to f <= 1e-8 of 20 runs each side come from the same distribution. Learning

@@ -66,7 +66,8 @@ def one_process(tmp_path_factory) -> dict:
     return stored(out)
 
 
-@pytest.mark.parametrize("world", [2, 4])  # 4 Gloo ranks on 2 cores: the 4-GPU layout, checked on the CPU
+# 4 Gloo ranks on 2 cores: the 4-GPU layout, checked on the CPU (under -m slow: 2 ranks in the default run)
+@pytest.mark.parametrize("world", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_sharded_study_equals_one_process(tmp_path, one_process, world):
     done = torchrun(world, "study", tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -165,12 +166,14 @@ def test_a_rank_lost_mid_run_ends_the_islands_with_one_line(tmp_path):
     assert "DistributedError: rank 0: another rank stopped answering" in last, last
 
 
+@pytest.mark.slow  # torchrun processes: a quarter of a minute each on 2 cores
 def test_ranks_that_disagree_fail_together(tmp_path):
     done = torchrun(2, "disagree")
     assert done.returncode != 0
     assert done.stderr.count("DistributedError: ranks disagree on the run set") == 2
 
 
+@pytest.mark.slow  # torchrun processes: a quarter of a minute each on 2 cores
 def test_a_population_too_small_for_some_islands_fails_every_rank_alike():
     done = torchrun(2, "uneven")
     assert done.returncode != 0
@@ -178,6 +181,7 @@ def test_a_population_too_small_for_some_islands_fails_every_rank_alike():
     assert "stopped answering" not in done.stderr
 
 
+@pytest.mark.slow  # torchrun processes: a quarter of a minute each on 2 cores
 def test_a_rank_without_its_gpu_fails_every_rank(tmp_path):
     done = torchrun(2, "gpu", CUDA_VISIBLE_DEVICES="")  # no GPU for anyone: each rank names rank 0's
     assert done.returncode != 0

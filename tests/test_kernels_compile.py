@@ -13,6 +13,9 @@ About 115 launches: with nothing in Triton's cache a minute here (2 shared cores
 LLVM and ptxas; then Triton's disk cache answers for every kernel whose source is unchanged
 (about 15 s in all, mostly interpreting). A failure names the launch and quotes Triton's
 error with the kernel's line.
+
+Under `pytest -m slow` (and `-m gpu`, where the kernels compile for real): with a cold cache it
+takes two to three minutes of the default run's ten on 2 cores.
 """
 
 import ast
@@ -29,6 +32,8 @@ from heuriscale.engine.kernels.cuda_common import FITNESS, USER
 from registered import each, with_kernels
 
 import triton_aot
+
+pytestmark = pytest.mark.slow
 
 # 40 coordinates: BLOCK_D = 64, so row_tiles gives blocks of 16 rows and 37 rows make 3 blocks
 # (NB = 1 would be compiled as a constant, as Triton does with any integer argument equal to 1).
