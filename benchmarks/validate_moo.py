@@ -204,6 +204,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check", action="store_true", help="the issue's 99%% check only")
     parser.add_argument("--report", action="store_true", help="print the table from --out only")
+    parser.add_argument("--extend", action="store_true",
+                        help="pymoo: keep the stored runs and add the missing ones up to --runs / --moead-runs "
+                             "(run r has seed + r either way, so the sample is the one a single run would give)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     doc = load(args.out)
@@ -220,7 +223,16 @@ def main() -> None:
             for name in args.problems.split(","):
                 runs = args.runs if algorithm == "nsga2" else args.moead_runs
                 # the two sides draw from different seeds: they are independent samples
-                entry = measure(side, algorithm, name, runs, args.seed + (0 if side == "ours" else 10_000))
+                seed = args.seed + (0 if side == "ours" else 10_000)
+                stored = doc["entries"].get(f"{side}/{algorithm}/{name}")
+                if args.extend and side == "pymoo" and stored and stored["seed"] == seed and stored["runs"] < runs:
+                    entry = measure(side, algorithm, name, runs - stored["runs"], seed + stored["runs"])
+                    entry = {**entry, "runs": runs, "seed": seed, "wall_s": round(stored["wall_s"] + entry["wall_s"], 3),
+                             **{k: stored[k] + entry[k] for k in ("hv", "igd", "front_sizes")}}
+                elif args.extend and stored and stored["runs"] >= runs:
+                    continue
+                else:
+                    entry = measure(side, algorithm, name, runs, seed)
                 doc["entries"][f"{side}/{algorithm}/{name}"] = {**entry, **provenance()}
                 save(args.out, doc)
                 print(f"{side} {algorithm} {name}: median HV {np.median(entry['hv']):.4f}, "

@@ -169,6 +169,7 @@ KERNELS = {  # every native kernel (Firefly in both updates), for a population a
     "jso": lambda pop, iters: hs.JSO(pop_size=pop, max_evals=pop * (iters + 1)),
     "cmaes": lambda pop, iters: hs.CMAES(pop_size=pop),
     "cmaes-restarts": lambda pop, iters: hs.CMAES(pop_size=pop, restarts=True),
+    "nsga2": lambda pop, iters: hs.NSGA2(pop_size=pop),  # one objective: an elitist GA (its own tests: test_native_nsga2.py)
 }
 
 
@@ -228,7 +229,7 @@ CONVERGE_PROBLEMS = {
 CONVERGE_SIZES = {"pso": (300, 100), "prs": (32, 100), "fep": (20, 100), "apo": (20, 100), "firefly": (16, 100),
                   "firefly-sequential": (8, 40), "de": (40, 100), "de-pbest": (40, 100),
                   "lshade": (40, 100), "jso": (40, 100), "cmaes": (10, 100),
-                  "cmaes-restarts": (10, 100)}  # population, iterations
+                  "cmaes-restarts": (10, 100), "nsga2": (40, 100)}  # population, iterations
 #: APO's kernel draws its own random numbers (it has no Triton twin): more problems for it.
 CONVERGE = [(k, "rastrigin-4") for k in sorted(KERNELS)] + [("apo", "rosenbrock-5"), ("apo", "shifted-sphere-10")]
 

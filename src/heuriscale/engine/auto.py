@@ -60,10 +60,11 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     fastest one available, before any timing; `choose` then weighs it against eager)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
-    if problem.objectives > 1 and engine not in ("auto", "eager"):
+    if problem.objectives > 1 and engine not in ("auto", "eager", "native"):
         raise ValueError(f"engine {engine!r} is not available for several objectives (problem {problem.name!r} "
-                         f"has {problem.objectives}): they run eagerly, use engine='eager' (or 'auto')")
-    if problem.objectives > 1:
+                         f"has {problem.objectives}): they run eagerly, or natively where the algorithm has CPU kernels "
+                         "(NSGA-II): use engine='eager', 'native' or 'auto'")
+    if problem.objectives > 1 and (engine == "eager" or (engine == "auto" and device.type != "cpu")):
         return "eager"
     if engine == "auto":
         if device.type == "cpu":
@@ -187,7 +188,8 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
                                f"(~{_seconds(setup)})")
     if math.isinf(steps):
         return Choice("native", "no step budget (time limit or target): the native kernels repay their setup over time")
-    if steps < runner.chunk:  # and timing eager steps would call the objective for nothing
+    if steps < runner.chunk and runner.objectives == 1:  # and timing eager steps would call the objective for nothing
+        # (several objectives: an eager generation sorts (2N)^2 pairs, and a few of them can outweigh the setup)
         return Choice("eager", f"{steps} steps are fewer than {runner.chunk}: not worth loading kernels")
     t_eager, _ = _timed_eager_step(runner)
     return _weigh("native", steps, t_eager, setup, STEP_FRACTION["native"], "a warm disk cache")

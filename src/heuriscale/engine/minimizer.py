@@ -154,7 +154,7 @@ def minimize(
     if runner.islands is not None and (checkpoint is not None or resume is not None):
         raise ValueError("checkpoints of a run set split into islands over several ranks are not supported yet: "
                          "drop checkpoint/resume (--checkpoint/--resume), or run with islands=False")
-    if engine == "auto" and problem.objectives > 1:
+    if engine == "auto" and problem.objectives > 1 and runner.device.type != "cpu":
         runner.use_engine("eager", "several objectives run eagerly (the only engine for them)")
     elif engine == "auto":
         with memory_errors(runner.device, runner.dtype, runner.what):  # the timed step runs on a copy

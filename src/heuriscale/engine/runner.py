@@ -257,8 +257,8 @@ class Runner:
                 if graphs and n >= self.chunk:
                     self._replay_chunk()
                     n -= self.chunk
-                elif self.engine == "native":  # many steps per kernel call
-                    n -= self._native_steps(min(n, NATIVE_STEPS))
+                elif self.engine == "native":  # many steps per kernel call (to the next front sample)
+                    n -= self._native_steps(min(n, NATIVE_STEPS, self._steps_to_sample()))
                 else:
                     carry = self._advance_fn(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
                     self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
@@ -275,7 +275,14 @@ class Runner:
         first = self.iteration + 1
         self.iteration += n
         self._history.record_block(record, first)
+        self._sample_front()
         return n
+
+    def _steps_to_sample(self) -> int:
+        """Steps to the next iteration whose population the front history keeps (several objectives)."""
+        if self._fronts is None:
+            return NATIVE_STEPS
+        return self._fronts.stride - self.iteration % self._fronts.stride
 
     @property
     def replays_graphs(self) -> bool:
