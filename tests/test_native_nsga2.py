@@ -123,6 +123,7 @@ def test_native_generations_equal_the_eager_ones_with_constraints_and_one_object
                        inline=False)
 
 
+@pytest.mark.slow  # compiles every objective (slow on a new machine)
 @pytest.mark.parametrize("name,M", [("zdt1", 2), ("zdt2", 2), ("zdt3", 2), ("zdt4", 2), ("zdt6", 2),
                                     *((f"dtlz{i}", M) for i in range(1, 8) for M in (2, 3, 5))])
 def test_inline_objectives_equal_the_torch_problems(name, M):
@@ -134,6 +135,7 @@ def test_inline_objectives_equal_the_torch_problems(name, M):
     np.testing.assert_allclose(ours, problem.evaluate(x).numpy(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_native_runs_reach_eagers_hypervolume():
     kw = dict(iters=40, runs=8, device="cpu", dtype="float64")
     problem = hs.get_problem("zdt1", dim=10)
@@ -149,6 +151,24 @@ def test_native_runs_reach_eagers_hypervolume():
         torch.testing.assert_close(problem.evaluate(x), F, rtol=1e-12, atol=1e-12)
 
 
+def test_auto_weighs_the_kernel_for_nsga2_on_the_cpu_and_eager_for_moead():
+    """The choice only (no kernel built): NSGA-II's eager generation at pop 100 against the
+    kernel's setup; MOEA/D has no kernel."""
+    from heuriscale.engine import auto
+
+    problem = hs.get_problem("dtlz2", dim=12, objectives=3)
+    runner = hs.Runner(problem, hs.NSGA2(pop_size=100), seed=0, device="cpu")
+    assert runner.engine == "eager"
+    assert auto.check_engine("auto", runner.device, runner.problem, runner.algorithm) == "native"
+    choice = auto.choose(runner, 40)
+    assert choice.engine == "native" and choice.reason.startswith("eager 40 x"), choice
+    assert auto.choose(runner, 40, profile=True).engine == "eager"
+    moead = hs.Runner(problem, hs.MOEAD(partitions=4), seed=0, device="cpu")
+    assert auto.check_engine("auto", moead.device, moead.problem, moead.algorithm) == "eager"
+    assert "no native CPU kernel for 'moead'" in auto.choose(moead, 40).reason
+
+
+@pytest.mark.slow
 def test_auto_picks_the_kernel_for_nsga2_on_the_cpu_and_eager_for_moead():
     problem = hs.get_problem("dtlz2", dim=12, objectives=3)
     r = hs.minimize(problem, hs.NSGA2(pop_size=100), iters=30, seed=0, device="cpu")

@@ -274,8 +274,10 @@ class Runner:
         self.state = self._kernels.advance(self.state, self.best_x, self._hit_iter, self._it, self.best_f, n, record)
         first = self.iteration + 1
         self.iteration += n
-        self._history.record_block(record, first)
-        self._sample_front()
+        if self._fronts is None:
+            self._history.record_block(record, first)
+        else:  # several objectives: no best value to follow, the populations' fronts instead
+            self._sample_front()
         return n
 
     def _steps_to_sample(self) -> int:

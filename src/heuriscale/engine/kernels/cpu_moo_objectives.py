@@ -5,8 +5,9 @@ stored in the run's dtype (the torch problems compute in the run's dtype: in flo
 two may differ in the last bits). Any other problem is evaluated by the engine between two
 calls of the kernel (`moo_objective` gives 0).
 
-One function behind a branch on the problem's id: twelve small functions, compiled with the
-one kernel that calls them (NSGA-II's).
+Each family (ZDT, DTLZ) is compiled apart from the kernels, for the one problem and dtype a
+run uses, and called through a pointer (`call_row`), as `cpu_objectives.py` does it for one
+objective.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
+from numba import carray, cfunc, njit, types
 
-from numba import njit
-
+from ...problems.compiled import call_row
 from .cpu_jobs import inner
 
 #: Problem ids of the inline objectives; 0: evaluated by the problem between kernel calls.
@@ -115,29 +117,66 @@ def _dtlz(fid, x, out, alpha):
         out[i] = f
 
 
-@inner
-def moo_values(fid, x, out, alpha):
-    """The objectives (float64, out: M of them) of problem `fid` at the point x (1-D)."""
+_compiled: dict = {}
+
+
+def compiled_moo_objective(fid: int, dtype) -> object:
+    """The C-callable `double f(T *x, intp n, double *data, intp m)` of problem `fid` for
+    points of `dtype` (a Numba cfunc, cached on disk; `.address` is what the kernels call
+    through `call_row`): data[0] is DTLZ4's alpha, data[1:m] receives the M objectives. One
+    family (ZDT or DTLZ) compiled for the one problem a run uses, apart from the kernel: in
+    the kernel, all twelve problems were a quarter of its first build."""
+    element = {torch.float32: types.float32, torch.float64: types.float64}[dtype]
+    key = (fid, element)
+    if key not in _compiled:
+        _compiled[key] = cfunc(types.float64(types.CPointer(element), types.intp, types.CPointer(types.float64),
+                                             types.intp), cache=True)(_wrapper(fid))
+    return _compiled[key]
+
+
+def _wrapper(fid: int):
+    # fid is a closure constant: the cache keys each wrapper by it
     if fid <= 5:
-        _zdt(fid, x, out)
+        def wrapper(x, n, data, m):
+            out = carray(data, m)
+            _zdt(fid, carray(x, n), out[1:])
+            return 0.0
     else:
-        _dtlz(fid, x, out, alpha)
+        def wrapper(x, n, data, m):
+            out = carray(data, m)
+            _dtlz(fid, carray(x, n), out[1:], out[0])
+            return 0.0
+    return wrapper
+
+
+def objective_buffers(problem, runs: int) -> tuple[int, np.ndarray]:
+    """(fid, fbuf): the problem's id (0: evaluated by the engine) and per run the numbers its
+    compiled objective takes through `call_row`: fbuf[r] = (address, alpha, M outputs)."""
+    fid, alpha = moo_objective(problem)
+    M = int(getattr(problem, "objectives", 1))
+    fbuf = np.zeros((runs, 2 + M))
+    if fid:
+        fbuf[:, 0], fbuf[:, 1] = float(compiled_moo_objective(fid, problem.lower.dtype).address), alpha
+    return fid, fbuf
 
 
 @njit(cache=True)
-def _each_row(fid, rows, out, alpha):
+def _each_row(rows, fbuf, out):
+    address = np.int64(fbuf[0])
     for i in range(rows.shape[0]):
-        moo_values(fid, rows[i], out[i], alpha)
+        call_row(address, rows[i], 0, rows.shape[1], fbuf)
+        for m in range(out.shape[1]):
+            out[i, m] = fbuf[2 + m]
 
 
 def values(problem, rows: np.ndarray) -> np.ndarray:
     """The problem's inline objectives (`moo_objective`) at each row of `rows` (n, D), as the
-    kernels compute them: float64 (n, M). For tests."""
-    fid, alpha = moo_objective(problem)
+    kernels compute them, through the same pointer: float64 (n, M). For tests."""
+    fid, fbuf = objective_buffers(problem, 1)
     if not fid:
         raise ValueError(f"problem {problem.name!r} has no inline objective: the engine evaluates it between "
                          "kernel calls")
-    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    rows = np.ascontiguousarray(rows, dtype=torch.empty(0, dtype=problem.lower.dtype).numpy().dtype)
     out = np.empty((rows.shape[0], problem.objectives))
-    _each_row(fid, rows, out, alpha)
+    _each_row(rows, fbuf[0], out)
     return out

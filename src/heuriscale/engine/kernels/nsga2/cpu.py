@@ -24,6 +24,7 @@ survival's tie keys. The test hook (`given`) writes the eager step's numbers int
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -32,9 +33,10 @@ import torch
 from numba import prange
 
 from ....algorithms.nsga2 import NSGA2, total_violation
+from ....problems.compiled import call_row
 from ..cpu_common import NativeIteration, as_written, kernel, native_view, track_best
 from ..cpu_jobs import inner
-from ..cpu_moo_objectives import moo_objective, moo_values
+from ..cpu_moo_objectives import objective_buffers
 from ..cpu_random import UNIT32, row_words, uniform
 from .sorting import crowding, front_ranks, stable_by, survival_order
 
@@ -139,7 +141,7 @@ def _mutate(x, lower, upper, mutate, u, individual, coef):
 
 
 @inner
-def _move(run, x, rank, crowd, children, child_f, U, U32, ints, lower, upper, coef, fid, alpha, draw, single, key,
+def _move(run, x, rank, crowd, children, child_f, U, U32, ints, lower, upper, coef, fid, fbuf, draw, single, key,
           step, nan_evals):
     """Part 1 for `run`: the tournament, SBX and PM into children[run]; inline objectives."""
     n, dim = x.shape[1], x.shape[2]
@@ -171,15 +173,15 @@ def _move(run, x, rank, crowd, children, child_f, U, U32, ints, lower, upper, co
     for i in range(n):
         _mutate(children[run, i], lower, upper, u[pm0 + i * dim:pm0 + (i + 1) * dim],
                 u[pm0 + (n + i) * dim:pm0 + (n + i + 1) * dim], u[pm0 + 2 * n * dim + i], coef)
-    if fid:
-        M = child_f.shape[2]
-        out = np.empty(M)
+    if fid:  # the inline objective, through its pointer: fbuf[run] = (address, alpha, the M values)
+        M, flat, out = child_f.shape[2], children[run].reshape(n * dim), fbuf[run]
+        address = np.int64(out[0])
         for i in range(n):
-            moo_values(fid, children[run, i], out, alpha)
+            call_row(address, flat, i * dim, dim, out)
             nan = False
             for m in range(M):
-                nan = nan or out[m] != out[m]
-                child_f[run, i, m] = out[m]
+                nan = nan or out[2 + m] != out[2 + m]
+                child_f[run, i, m] = out[2 + m]
             nan_evals[run] += nan
 
 
@@ -217,7 +219,7 @@ def _select(run, x, f, rank, crowd, viol, children, child_f, child_v, RX, RF, RV
 
 @kernel
 def _generations(x, f, rank, crowd, viol, children, child_f, child_v, RX, RF, RV, rank2, crowd2, vals, S, U, U32, ints,
-                 lower, upper, coef, fid, alpha, draw, single, steps, move, select, best_x, best_f, hit, it, target, has_target,
+                 lower, upper, coef, fid, fbuf, draw, single, steps, move, select, best_x, best_f, hit, it, target, has_target,
                  record, nan_evals, counter, key):
     """`steps` generations of every run (`move`: part 1, `select`: part 2; both for inline
     objectives); the engine's bookkeeping: with one objective best-so-far, else its history
@@ -227,7 +229,7 @@ def _generations(x, f, rank, crowd, viol, children, child_f, child_v, RX, RF, RV
         step = counter[0]
         if move:
             for run in prange(runs):
-                _move(run, x, rank, crowd, children, child_f, U, U32, ints, lower, upper, coef, fid, alpha, draw,
+                _move(run, x, rank, crowd, children, child_f, U, U32, ints, lower, upper, coef, fid, fbuf, draw,
                       single, key, step, nan_evals)
             it[0] += 1
         if not select:
@@ -281,10 +283,10 @@ class NativeNSGA2(NativeIteration):
         #: the next launch reads them instead of drawing.
         self.given = False
 
-    @property
+    @functools.cached_property
     def objective(self) -> tuple[int, np.ndarray]:
-        fid, alpha = moo_objective(self.problem.inner)
-        return fid, np.array([alpha])
+        """(fid, fbuf): see `cpu_moo_objectives.objective_buffers`."""
+        return objective_buffers(self.problem.inner, self.runs)
 
     def work(self) -> int:
         return self.runs * self.pop * max(self.pop, self.dim)  # the sort compares pairs of points
@@ -320,7 +322,7 @@ class NativeNSGA2(NativeIteration):
         self.kernel(_generations)(
             v(s.x), v(s.f, (runs, n, self.M)), v(s.rank), v(s.crowding), v(s.violation), v(self.children),
             self.child_f, self.child_v, self.RX, self.RF, self.RV, self.rank2, self.crowd2, self.vals, self.S, self.U,
-            self.U32, self.ints, self.lower, self.upper, self.coef, self.fitness, self.fdata[0], draw,
+            self.U32, self.ints, self.lower, self.upper, self.coef, self.fitness, self.fdata, draw,
             self.U.dtype == np.float32, steps, move,
             select, *self.common_args(best_x, hit, it, best_f, record)[:7], self.nan_evals, v(self.counter), self.seed)
         return s
