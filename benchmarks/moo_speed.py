@@ -8,6 +8,9 @@ own bookkeeping: the populations kept for the hypervolume history). pymoo: `NSGA
 stepped with its ask/tell loop as its documentation shows (`algorithm.setup(problem, ...)`,
 then `next()` per generation), the problem's NumPy evaluation included, as in ours.
 
+The native kernel starts from the eager initial population, whose non-dominated sort (N
+peels of an N x N dominance matrix) takes minutes at N = 10,000: hence the separate sizes.
+
 Method: a warm-up of --warmup generations, then --repeats timed blocks per side, the sides'
 blocks in turn, lasting about --budget seconds together per population; the median block's
 time per generation is kept (the machine may be shared: every block is in the JSON). Threads:

@@ -15,11 +15,11 @@ import torch
 from scipy import stats
 
 import heuriscale as hs
-from heuriscale.problems.dtlz import DTLZ
 from heuriscale.engine.guard import Guarded
 from heuriscale.engine.kernels import cpu_moo_objectives
 from heuriscale.engine.kernels.nsga2 import cpu
 from heuriscale.engine.kernels.nsga2.cpu import UniformLayout
+from heuriscale.problems.dtlz import DTLZ
 
 
 def _eager_numbers(state, n, dim, dtype, seed):

@@ -481,7 +481,7 @@ class Runner:
             ref_point=self.ref, history_hv=hv, history_igd=igd,
             hv=None if hv is None else hv[:, -1].clone(), igd=None if igd is None else igd[:, -1].clone(),
             extra={"torch": torch.__version__, "engine": self._engine_used(), "setup_time": self.setup_time,
-                   "history_indicator": "hypervolume" if hv is not None else ("igd" if igd is not None else None),
+                   **self._threads(), "history_indicator": "hypervolume" if hv is not None else ("igd" if igd is not None else None),
                    "front_from": "final population", **self._extra},
         )
 

@@ -16,10 +16,11 @@ import math
 
 import numpy as np
 import torch
-from numba import carray, cfunc, njit, types
+from numba import carray, njit
 
 from ...problems.compiled import call_row
 from .cpu_jobs import inner
+from .cpu_objectives import compiled_row_function
 
 #: Problem ids of the inline objectives; 0: evaluated by the problem between kernel calls.
 MOO_INLINE = {"zdt1": 1, "zdt2": 2, "zdt3": 3, "zdt4": 4, "zdt6": 5, "dtlz1": 6, "dtlz2": 7, "dtlz3": 8,
@@ -126,12 +127,7 @@ def compiled_moo_objective(fid: int, dtype) -> object:
     through `call_row`): data[0] is DTLZ4's alpha, data[1:m] receives the M objectives. One
     family (ZDT or DTLZ) compiled for the one problem a run uses, apart from the kernel: in
     the kernel, all twelve problems were a quarter of its first build."""
-    element = {torch.float32: types.float32, torch.float64: types.float64}[dtype]
-    key = (fid, element)
-    if key not in _compiled:
-        _compiled[key] = cfunc(types.float64(types.CPointer(element), types.intp, types.CPointer(types.float64),
-                                             types.intp), cache=True)(_wrapper(fid))
-    return _compiled[key]
+    return compiled_row_function(_compiled, _wrapper, fid, dtype)
 
 
 def _wrapper(fid: int):

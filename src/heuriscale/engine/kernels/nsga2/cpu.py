@@ -34,11 +34,18 @@ from numba import prange
 
 from ....algorithms.nsga2 import NSGA2, total_violation
 from ....problems.compiled import call_row
-from ..cpu_common import NativeIteration, as_written, kernel, native_view, track_best
+from ..cpu_common import (
+    NativeIteration,
+    as_written,
+    kernel,
+    native_view,
+    stable_by,
+    track_best,
+)
 from ..cpu_jobs import inner
 from ..cpu_moo_objectives import objective_buffers
 from ..cpu_random import UNIT32, row_words, uniform
-from .sorting import crowding, front_ranks, stable_by, survival_order
+from .sorting import crowding, front_ranks, survival_order
 
 IN_DTYPE, FLOAT32 = 0, 1  # Philox streams: the row in the run's dtype, the float32 row
 

@@ -20,38 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cpu_common import stable_by
 from ..cpu_jobs import inner
-
-
-@inner
-def stable_by(order, spare, n, vals):
-    """order[:n] reordered stably by vals[order[t]] (ties keep their order): insertion sort of
-    runs of 16, then bottom-up merges (spare: int64 scratch of n). Sorting by several keys is
-    one pass per key, the least significant first, as eager's stable argsorts do it."""
-    for lo in range(0, n, 16):
-        for t in range(lo + 1, min(lo + 16, n)):
-            i, s = order[t], t
-            while s > lo and vals[i] < vals[order[s - 1]]:
-                order[s] = order[s - 1]
-                s -= 1
-            order[s] = i
-    src, dst, in_order, width = order, spare, True, 16
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-            i, j = lo, mid
-            for k in range(lo, hi):  # the right run's element first only if strictly smaller: stable
-                if j < hi and (i >= mid or vals[src[j]] < vals[src[i]]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-        src, dst, in_order = dst, src, not in_order
-        width *= 2
-    if not in_order:
-        for k in range(n):
-            order[k] = spare[k]
 
 
 @inner
