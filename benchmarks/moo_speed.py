@@ -126,7 +126,7 @@ def main() -> None:
         for name, r in timed.items():
             print(f"pop {pop}: {name} {1e3 * r['s_per_gen']:.3g} ms per generation", flush=True)
     doc = {"rows": rows, **provenance(), "command": "PYTHONPATH=src python benchmarks/moo_speed.py "
-           f"--pops {args.pops} --native-pops {args.native_pops} --engines {args.engines} --budget {args.budget:g} "
+           f'--pops "{args.pops}" --native-pops "{args.native_pops}" --engines {args.engines} --budget {args.budget:g} '
            f"--repeats {args.repeats}"}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
