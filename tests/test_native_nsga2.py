@@ -160,18 +160,19 @@ def test_auto_weighs_the_kernel_for_nsga2_on_the_cpu_and_eager_for_moead():
     runner = hs.Runner(problem, hs.NSGA2(pop_size=100), seed=0, device="cpu")
     assert runner.engine == "eager"
     assert auto.check_engine("auto", runner.device, runner.problem, runner.algorithm) == "native"
-    choice = auto.choose(runner, 40)
-    assert choice.engine == "native" and choice.reason.startswith("eager 40 x"), choice
-    assert auto.choose(runner, 40, profile=True).engine == "eager"
+    choice = auto.choose(runner, 100)
+    assert choice.engine == "native" and choice.reason.startswith("eager 100 x"), choice
+    assert auto.choose(runner, 100, profile=True).engine == "eager"
+    assert auto.choose(runner, 10).engine == "eager"  # fewer steps than a chunk: not worth loading it
     moead = hs.Runner(problem, hs.MOEAD(partitions=4), seed=0, device="cpu")
     assert auto.check_engine("auto", moead.device, moead.problem, moead.algorithm) == "eager"
-    assert "no native CPU kernel for 'moead'" in auto.choose(moead, 40).reason
+    assert "no native CPU kernel for 'moead'" in auto.choose(moead, 100).reason
 
 
 @pytest.mark.slow
 def test_auto_picks_the_kernel_for_nsga2_on_the_cpu_and_eager_for_moead():
     problem = hs.get_problem("dtlz2", dim=12, objectives=3)
-    r = hs.minimize(problem, hs.NSGA2(pop_size=100), iters=30, seed=0, device="cpu")
+    r = hs.minimize(problem, hs.NSGA2(pop_size=100), iters=70, seed=0, device="cpu")
     assert r.extra["engine"] == "native" and r.extra["engine_reason"].startswith("auto chose native"), r.extra
     m = hs.minimize(problem, hs.MOEAD(partitions=4), iters=2, seed=0, device="cpu")
     assert m.extra["engine"] == "eager" and "no native CPU kernel for 'moead'" in m.extra["engine_reason"]

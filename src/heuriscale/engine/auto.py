@@ -188,8 +188,7 @@ def _choose_on_cpu(runner, steps: float, profile: bool, time_limit: float | None
                                f"(~{_seconds(setup)})")
     if math.isinf(steps):
         return Choice("native", "no step budget (time limit or target): the native kernels repay their setup over time")
-    if steps < runner.chunk and runner.objectives == 1:  # and timing eager steps would call the objective for nothing
-        # (several objectives: an eager generation sorts (2N)^2 pairs, and a few of them can outweigh the setup)
+    if steps < runner.chunk:  # and timing eager steps would call the objective for nothing
         return Choice("eager", f"{steps} steps are fewer than {runner.chunk}: not worth loading kernels")
     t_eager, _ = _timed_eager_step(runner)
     return _weigh("native", steps, t_eager, setup, STEP_FRACTION["native"], "a warm disk cache")

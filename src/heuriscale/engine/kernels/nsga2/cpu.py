@@ -19,7 +19,7 @@ uniforms in the run's dtype, counters (q, run, generation, 0) for its words 4q..
 pairs' mating, crossing, SBX and exchange draws, then the children's mutation draws and
 individual draws, as `UniformLayout` lays them out), and one row of float32 uniforms,
 counters (q, run, generation, 1): the permutations' keys, the tournament coins and the
-survival's tie keys. The test hook (`given`) writes the eager step's numbers into those rows.
+survival's tie keys. The test hook (`give`) writes the eager step's numbers into those rows.
 """
 
 from __future__ import annotations
@@ -34,14 +34,7 @@ from numba import prange
 
 from ....algorithms.nsga2 import NSGA2, total_violation
 from ....problems.compiled import call_row
-from ..cpu_common import (
-    NativeIteration,
-    as_written,
-    kernel,
-    native_view,
-    stable_by,
-    track_best,
-)
+from ..cpu_common import NativeIteration, as_written, kernel, native_view, stable_by, track_best
 from ..cpu_jobs import inner
 from ..cpu_moo_objectives import objective_buffers
 from ..cpu_random import UNIT32, row_words, uniform
