@@ -285,7 +285,9 @@ def test_bad_input_gets_one_line_errors():
 
 
 def test_nsga2_on_one_objective_is_an_elitist_ga():
-    r = hs.minimize("sphere", NSGA2(pop_size=30), dim=5, iters=150, runs=3, seed=0, device="cpu")
+    # the torch step (auto may pick the native kernel, whose runs draw other numbers and reach
+    # 1e-2 as often: test_native.py's checks)
+    r = hs.minimize("sphere", NSGA2(pop_size=30), dim=5, iters=150, runs=3, seed=0, device="cpu", engine="eager")
     assert r.objectives == 1 and (r.best_f < 1e-2).all()
     assert (r.history_f[:, 1:] <= r.history_f[:, :-1]).all()
 
