@@ -76,7 +76,16 @@ def scores(name: str, fronts: list[np.ndarray]) -> tuple[list[float], list[float
     return [metrics.hypervolume(F, ref) for F in fronts], [metrics.igd(F, truth) for F in fronts]
 
 
-def run_pymoo(algorithm: str, name: str, runs: int, seed: int) -> list[np.ndarray]:
+#: pymoo's NSGA-II as validated (its defaults), and with one of its choices set as ours: the
+#: sides that say which choice makes a difference (NSGA-II only)
+PYMOO_SIDES = {
+    "pymoo": "its defaults: tournament by domination, then crowding; duplicate children bred again",
+    "pymoo-rank-tournament": "tournament by rank, then crowding (tournament_type='comp_by_rank_and_crowding'), as ours",
+    "pymoo-keep-duplicates": "duplicate children kept (eliminate_duplicates=False), as ours",
+}
+
+
+def run_pymoo(algorithm: str, name: str, runs: int, seed: int, side: str = "pymoo") -> list[np.ndarray]:
     from pymoo.algorithms.moo.moead import MOEAD
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.decomposition.tchebicheff import Tchebicheff
@@ -89,7 +98,9 @@ def run_pymoo(algorithm: str, name: str, runs: int, seed: int) -> list[np.ndarra
     fronts = []
     for r in range(runs):
         if algorithm == "nsga2":
-            algo = NSGA2(pop_size=100)
+            algo = NSGA2(pop_size=100, eliminate_duplicates=side != "pymoo-keep-duplicates")
+            if side == "pymoo-rank-tournament":
+                algo.tournament_type = "comp_by_rank_and_crowding"
         else:
             weights = get_reference_directions("das-dennis", m, n_partitions=MOEAD_PARTITIONS[m])
             algo = MOEAD(weights, n_neighbors=20, decomposition=Tchebicheff())
@@ -109,7 +120,7 @@ def run_ours(algorithm: str, name: str, runs: int, seed: int) -> list[np.ndarray
 
 def measure(side: str, algorithm: str, name: str, runs: int, seed: int) -> dict:
     start = time.perf_counter()
-    fronts = (run_pymoo if side == "pymoo" else run_ours)(algorithm, name, runs, seed)
+    fronts = run_ours(algorithm, name, runs, seed) if side == "ours" else run_pymoo(algorithm, name, runs, seed, side)
     wall = time.perf_counter() - start
     hv, igd = scores(name, fronts)
     dim, m, generations = PROBLEMS[name]
@@ -166,6 +177,17 @@ def report(doc: dict) -> str:
             lines.append(f"| {algorithm} | {name} | {ours['runs']} / {theirs['runs']} | {np.median(ours['hv']):.4f} | "
                          f"{np.median(theirs['hv']):.4f} | {p_hv:.3f} | {np.median(ours['igd']):.4g} | "
                          f"{np.median(theirs['igd']):.4g} | {p_igd:.3f} |")
+    variants = [(side, name) for side in PYMOO_SIDES if side != "pymoo" for name in PROBLEMS
+                if f"{side}/nsga2/{name}" in entries and f"ours/nsga2/{name}" in entries]
+    if variants:
+        lines += ["", "| NSGA-II, ours against | problem | runs | IGD median ours | IGD median pymoo variant | IGD p | "
+                  "HV p |", "|---|---|---|---|---|---|---|"]
+        for side, name in variants:
+            ours, theirs = entries[f"ours/nsga2/{name}"], entries[f"{side}/nsga2/{name}"]
+            p_hv = mannwhitneyu(ours["hv"], theirs["hv"], alternative="two-sided").pvalue
+            p_igd = mannwhitneyu(ours["igd"], theirs["igd"], alternative="two-sided").pvalue
+            lines.append(f"| {side}: {PYMOO_SIDES[side]} | {name} | {ours['runs']} / {theirs['runs']} | "
+                         f"{np.median(ours['igd']):.4g} | {np.median(theirs['igd']):.4g} | {p_igd:.3f} | {p_hv:.3f} |")
     check = doc.get("check")
     if check:
         lines += ["", "| check: NSGA-II, pop 100, 10 runs | our median HV | pymoo's median (10 seeds) | ratio | >= 0.99 |",
@@ -196,7 +218,8 @@ def check(runs: int, seed: int, doc: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sides", default="pymoo,ours")
+    parser.add_argument("--sides", default="pymoo,ours",
+                        help=f"ours, pymoo, or a pymoo variant for NSGA-II: {', '.join(list(PYMOO_SIDES)[1:])}")
     parser.add_argument("--algorithms", default="nsga2,moead")
     parser.add_argument("--problems", default="zdt1,dtlz2,zdt3,dtlz1")
     parser.add_argument("--runs", type=int, default=31, help="NSGA-II runs a side")
@@ -204,6 +227,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check", action="store_true", help="the issue's 99%% check only")
     parser.add_argument("--report", action="store_true", help="print the table from --out only")
+    parser.add_argument("--extend", action="store_true",
+                        help="pymoo: keep the stored runs and add the missing ones up to --runs / --moead-runs "
+                             "(run r has seed + r either way, so the sample is the one a single run would give)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     doc = load(args.out)
@@ -220,7 +246,18 @@ def main() -> None:
             for name in args.problems.split(","):
                 runs = args.runs if algorithm == "nsga2" else args.moead_runs
                 # the two sides draw from different seeds: they are independent samples
-                entry = measure(side, algorithm, name, runs, args.seed + (0 if side == "ours" else 10_000))
+                if side not in ("ours", *PYMOO_SIDES) or (side != "ours" and side != "pymoo" and algorithm != "nsga2"):
+                    continue
+                seed = args.seed + (0 if side == "ours" else 10_000)
+                stored = doc["entries"].get(f"{side}/{algorithm}/{name}")
+                if args.extend and side == "pymoo" and stored and stored["seed"] == seed and stored["runs"] < runs:
+                    entry = measure(side, algorithm, name, runs - stored["runs"], seed + stored["runs"])
+                    entry = {**entry, "runs": runs, "seed": seed, "wall_s": round(stored["wall_s"] + entry["wall_s"], 3),
+                             **{k: stored[k] + entry[k] for k in ("hv", "igd", "front_sizes")}}
+                elif args.extend and stored and stored["runs"] >= runs:
+                    continue
+                else:
+                    entry = measure(side, algorithm, name, runs, seed)
                 doc["entries"][f"{side}/{algorithm}/{name}"] = {**entry, **provenance()}
                 save(args.out, doc)
                 print(f"{side} {algorithm} {name}: median HV {np.median(entry['hv']):.4f}, "

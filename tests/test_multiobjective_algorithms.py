@@ -346,7 +346,9 @@ def test_bad_input_gets_one_line_errors():
 
 
 def test_nsga2_on_one_objective_is_an_elitist_ga():
-    r = hs.minimize("sphere", NSGA2(pop_size=30), dim=5, iters=150, runs=3, seed=0, device="cpu")
+    # the torch step (auto may pick the native kernel, whose runs draw other numbers and reach
+    # 1e-2 as often: test_native.py's checks)
+    r = hs.minimize("sphere", NSGA2(pop_size=30), dim=5, iters=150, runs=3, seed=0, device="cpu", engine="eager")
     assert r.objectives == 1 and (r.best_f < 1e-2).all()
     assert (r.history_f[:, 1:] <= r.history_f[:, :-1]).all()
 
@@ -388,10 +390,10 @@ def test_nsga2s_sort_until_n_points_gives_the_runs_that_ranking_every_point_give
     problem = Aligned()
     F = problem.evaluate(torch.rand(1, 24, 3))
     assert int(pareto_ranks(dominance(F)).max()) >= 12  # more fronts than N = 12
-    peeled = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
+    peeled = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2], engine="eager")
     every = nsga2.front_ranks
     monkeypatch.setattr(nsga2, "front_ranks", lambda F, v, cover=None: every(F, v))
-    ranked = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2])
+    ranked = hs.minimize(problem, NSGA2(pop_size=12), iters=15, runs=2, seed=1, device="cpu", ref=[2, 2], engine="eager")
     assert all(torch.equal(a, b) for a, b in zip(peeled.front_x, ranked.front_x))
     assert torch.equal(peeled.history_hv, ranked.history_hv)
 

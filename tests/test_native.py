@@ -169,7 +169,14 @@ KERNELS = {  # every native kernel (Firefly in both updates), for a population a
     "jso": lambda pop, iters: hs.JSO(pop_size=pop, max_evals=pop * (iters + 1)),
     "cmaes": lambda pop, iters: hs.CMAES(pop_size=pop),
     "cmaes-restarts": lambda pop, iters: hs.CMAES(pop_size=pop, restarts=True),
+    "nsga2": lambda pop, iters: hs.NSGA2(pop_size=pop),  # one objective: an elitist GA (its own tests: test_native_nsga2.py)
 }
+
+
+#: NSGA-II's kernel runs these checks on one objective only, and its build (seconds to minutes on
+#: a new machine, for each dtype and build) is its tests' cost: under -m slow; its fast default
+#: test is test_native_nsga2.py's
+KERNEL_CASES = [pytest.param(k, marks=pytest.mark.slow) if k == "nsga2" else k for k in sorted(KERNELS)]
 
 
 def test_every_declared_cpu_kernel_is_tested_here():
@@ -179,7 +186,7 @@ def test_every_declared_cpu_kernel_is_tested_here():
 
 
 @pytest.mark.parametrize("problem", ["spring, penalty", "otsu, 3 levels"])
-@pytest.mark.parametrize("algorithm", sorted(KERNELS))
+@pytest.mark.parametrize("algorithm", KERNEL_CASES)
 def test_every_kernel_computes_application_problems_inline_as_the_problem_would(algorithm, problem, monkeypatch):
     kw = dict(iters=30, runs=2, seed=3, device="cpu", dtype="float64", engine="native")
     assert cpu_objectives.inline_objective(APPLICATIONS[problem]())[0] > 0
@@ -201,7 +208,7 @@ THREAD_PROBLEMS = {
 
 
 @pytest.mark.parametrize("problem", sorted(THREAD_PROBLEMS))
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", KERNEL_CASES)
 def test_results_do_not_depend_on_the_number_of_threads(kernel, problem, monkeypatch):
     pop = 20 if kernel == "firefly-sequential" else 300  # more than one block of rows, not a multiple of one
     kw = dict(iters=12, runs=3, seed=4, device="cpu", engine="native")
@@ -228,9 +235,10 @@ CONVERGE_PROBLEMS = {
 CONVERGE_SIZES = {"pso": (300, 100), "prs": (32, 100), "fep": (20, 100), "apo": (20, 100), "firefly": (16, 100),
                   "firefly-sequential": (8, 40), "de": (40, 100), "de-pbest": (40, 100),
                   "lshade": (40, 100), "jso": (40, 100), "cmaes": (10, 100),
-                  "cmaes-restarts": (10, 100)}  # population, iterations
+                  "cmaes-restarts": (10, 100), "nsga2": (40, 100)}  # population, iterations
 #: APO's kernel draws its own random numbers (it has no Triton twin): more problems for it.
-CONVERGE = [(k, "rastrigin-4") for k in sorted(KERNELS)] + [("apo", "rosenbrock-5"), ("apo", "shifted-sphere-10")]
+CONVERGE = [pytest.param(k, "rastrigin-4", marks=pytest.mark.slow) if k == "nsga2" else (k, "rastrigin-4")
+            for k in sorted(KERNELS)] + [("apo", "rosenbrock-5"), ("apo", "shifted-sphere-10")]
 
 
 @pytest.mark.parametrize("kernel,problem", CONVERGE)
@@ -247,7 +255,7 @@ def test_native_runs_converge_like_eager_runs(kernel, problem):
     assert native.best_f.median() < native.history_f[:, 0].median()  # and they improve
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", KERNEL_CASES)
 def test_problems_evaluated_between_kernel_calls_give_the_inline_numbers(kernel):
     """Sphere: the kernels' inline sum is torch's (in float64, up to four terms in its order),
     so even PRS, whose runs amplify rounding through the mean deviation, must agree."""
@@ -286,7 +294,7 @@ def _counting(nans: list):
 
 
 @pytest.mark.parametrize("objective", ["torch", "numpy", "scalar"])
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", KERNEL_CASES)
 def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(kernel, objective):
     """A user's objective called between kernel calls, each way it can come: its NaN values are
     counted in the kernel (the engine's guard, done there), all of them, and never a best."""
@@ -302,7 +310,7 @@ def test_nan_fitness_is_counted_and_never_best_and_bounds_hold(kernel, objective
     assert ((x >= -1.0) & (x <= 1.0)).all() and not x.isnan().any()
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", KERNEL_CASES)
 def test_steps_in_one_call_equal_steps_one_by_one_and_resume_from_checkpoints(kernel, tmp_path):
     """Many steps in one kernel call (two-buffer kernels ending in the other buffer after an
     odd number, PRS carrying its mean deviation) go exactly as single steps, and as a run

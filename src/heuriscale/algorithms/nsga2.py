@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import torch
 
 from ..problems.base import Problem
-from .base import Algorithm, Proposal, State, check_positive, is_real, uniform
+from .base import Algorithm, Kernels, Proposal, State, check_positive, is_real, uniform
 from .genetic import polynomial_mutation, sbx
 from .pareto import crowding_distance, finite_rows, front_ranks
 from .registry import register_algorithm
@@ -109,6 +109,7 @@ class NSGA2(Algorithm):
     multi_objective = True
     islands_offered = False  # survival sorts the whole population at once
     population_copies = 16  # plus the (2N)^2 dominance matrices: memory_bytes
+    kernels = Kernels(cpu=True)  # engine/kernels/nsga2/ (native CPU kernel)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -262,8 +262,8 @@ class Runner:
                 if graphs and n >= self.chunk:
                     self._replay_chunk()
                     n -= self.chunk
-                elif self.engine == "native":  # many steps per kernel call
-                    n -= self._native_steps(min(n, NATIVE_STEPS))
+                elif self.engine == "native":  # many steps per kernel call (to the next front sample)
+                    n -= self._native_steps(min(n, NATIVE_STEPS, self._steps_to_sample()))
                 else:
                     carry = self._advance_fn(self.state, self.best_x, self._hit_iter, self._it, self.best_f)
                     self.state, self.best_x, self._hit_iter, self._it, self.best_f = carry
@@ -279,8 +279,17 @@ class Runner:
         self.state = self._kernels.advance(self.state, self.best_x, self._hit_iter, self._it, self.best_f, n, record)
         first = self.iteration + 1
         self.iteration += n
-        self._history.record_block(record, first)
+        if self._fronts is None:
+            self._history.record_block(record, first)
+        else:  # several objectives: no best value to follow, the populations' fronts instead
+            self._sample_front()
         return n
+
+    def _steps_to_sample(self) -> int:
+        """Steps to the next iteration whose population the front history keeps (several objectives)."""
+        if self._fronts is None:
+            return NATIVE_STEPS
+        return self._fronts.stride - self.iteration % self._fronts.stride
 
     @property
     def replays_graphs(self) -> bool:
@@ -484,7 +493,7 @@ class Runner:
             ref_point=self.ref, history_hv=hv, history_igd=igd,
             hv=None if hv is None else hv[:, -1].clone(), igd=None if igd is None else igd[:, -1].clone(),
             extra={"torch": torch.__version__, "engine": self._engine_used(), "setup_time": self.setup_time,
-                   "history_indicator": "hypervolume" if hv is not None else ("igd" if igd is not None else None),
+                   **self._threads(), "history_indicator": "hypervolume" if hv is not None else ("igd" if igd is not None else None),
                    "front_from": "final population", **self._extra},
         )
 

@@ -87,11 +87,17 @@ def _before(a, b):
 @inner
 def stable_order(f, order, spare):
     """order = np.argsort(f, kind="stable"): the indices of f by increasing value, ties in
-    index order, NaN last; spare: scratch of f's length (int64). A bottom-up merge sort
-    over runs of 16 first put in order by insertion."""
-    n = f.shape[0]
-    for i in range(n):
+    index order, NaN last; spare: scratch of f's length (int64)."""
+    for i in range(f.shape[0]):
         order[i] = i
+    stable_by(order, spare, f.shape[0], f)
+
+
+@inner
+def stable_by(order, spare, n, f):
+    """order[:n] reordered stably by f[order[t]] (ties keep their order, NaN last): a
+    bottom-up merge sort over runs of 16 first put in order by insertion (spare: int64
+    scratch of n). Sorting by several keys is one pass per key, the least significant first."""
     run = 16
     for lo in range(0, n, run):  # insertion sort of each run: stable (moves past strictly greater only)
         for i in range(lo + 1, min(lo + run, n)):
@@ -116,7 +122,8 @@ def stable_order(f, order, spare):
         src, dst, in_order = dst, src, not in_order
         width *= 2
     if not in_order:
-        copy_into(order, spare)
+        for k in range(n):
+            order[k] = spare[k]
 
 
 @inner

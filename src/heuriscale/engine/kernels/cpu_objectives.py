@@ -280,12 +280,18 @@ def compiled_objective(fid: int, dtype) -> object:
     """The C-callable `double f(T *x, intp n, double *data, intp m)` of built-in objective
     `fid` for points of `dtype` (a Numba cfunc; `.address` is what the kernels call), compiled
     on first use and cached on disk: one small function, not every objective."""
+    return compiled_row_function(_compiled, _wrapper, fid, dtype)
+
+
+def compiled_row_function(compiled: dict, wrapper_of, fid: int, dtype) -> object:
+    """`wrapper_of(fid)` as the C-callable `double f(T *x, intp n, double *data, intp m)` for
+    points of `dtype`, kept in `compiled` (and on disk) once made: what `call_row` calls."""
     element = {torch.float32: types.float32, torch.float64: types.float64}[dtype]
     key = (fid, element)
-    if key not in _compiled:
-        _compiled[key] = cfunc(types.float64(types.CPointer(element), types.intp, types.CPointer(types.float64),
-                                             types.intp), cache=True)(_wrapper(fid))
-    return _compiled[key]
+    if key not in compiled:
+        compiled[key] = cfunc(types.float64(types.CPointer(element), types.intp, types.CPointer(types.float64),
+                                            types.intp), cache=True)(wrapper_of(fid))
+    return compiled[key]
 
 
 def _wrapper(fid: int):
