@@ -75,6 +75,7 @@ def test_sharded_study_equals_one_process(tmp_path, one_process, world):
     assert len(one_process) == 21
 
 
+@pytest.mark.slow  # torchrun processes: a quarter of a minute each on 2 cores
 def test_killed_rank_then_rerun_loses_and_duplicates_nothing(tmp_path, one_process):
     killed = torchrun(2, "study", tmp_path, KILL_RANK=1, KILL_AFTER=2)
     assert killed.returncode != 0
@@ -86,6 +87,7 @@ def test_killed_rank_then_rerun_loses_and_duplicates_nothing(tmp_path, one_proce
     assert stored(tmp_path) == one_process
 
 
+@pytest.mark.slow  # torchrun processes: a quarter of a minute each on 2 cores
 def test_a_silent_rank_ends_the_study_with_one_line(tmp_path):
     procs = by_hand(2, "study", tmp_path, KILL_RANK=1, KILL_AFTER=1)
     started = time.monotonic()
@@ -158,6 +160,7 @@ def test_every_registered_algorithm_runs_as_islands(tmp_path):
         assert torch.isfinite(best).all()
 
 
+@pytest.mark.slow  # torchrun processes: a quarter of a minute each on 2 cores
 def test_a_rank_lost_mid_run_ends_the_islands_with_one_line(tmp_path):
     procs = by_hand(2, "islands", tmp_path / "r.json", 4, 24, 400, 10, KILL_RANK=1, KILL_AFTER=3)
     outs = [p.communicate(timeout=90) for p in procs]

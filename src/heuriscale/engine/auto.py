@@ -60,7 +60,7 @@ def check_engine(engine: str, device: torch.device, problem, algorithm) -> str:
     fastest one available, before any timing; `choose` then weighs it against eager)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
-    if problem.objectives > 1 and engine == "auto":  # minimize's `choose` decides between eager and graph
+    if problem.objectives > 1 and engine == "auto" and device.type != "cpu":  # `choose` weighs eager and graph
         return "eager"
     if engine == "auto":
         if device.type == "cpu":
