@@ -1,10 +1,11 @@
-"""Names as people read them: natural order (f2 before f10) and the "unknown name" message.
-Torch-free, so that the command line can check a name before it imports the library."""
+"""Names as people read them: natural order (f2 before f10), the "unknown name" message, and
+text shortened between words. Torch-free, so that the command line can check a name before it imports the library."""
 
 from __future__ import annotations
 
 import difflib
 import re
+import textwrap
 from collections.abc import Iterable
 
 
@@ -24,3 +25,13 @@ def unknown_name(kind: str, name: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(str(name), known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown {kind} {name!r}{hint}; known {kind}s: {', '.join(known)}"
+
+
+def shorten(text: str, width: int, placeholder: str = "…") -> str:
+    """`text` in at most `width` characters: whole as it is where it fits, else cut between two
+    words and ended with `placeholder`, so that it never ends in half a word (only a first
+    word longer than `width` is cut inside)."""
+    if len(text) <= width:
+        return text
+    short = textwrap.shorten(text, width, placeholder=placeholder, break_on_hyphens=False)
+    return text[:width - len(placeholder)] + placeholder if short == placeholder else short

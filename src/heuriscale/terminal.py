@@ -6,12 +6,12 @@ left out, to be read in report.md / report.html. Also a study's progress in a lo
 
 from __future__ import annotations
 
-import textwrap
-
 from rich import box
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
+
+from .names import shorten  # noqa: F401  (labels shortened to fit a line: one rule for the library)
 
 
 def print_report(console: Console, text: str, full: str = "report.md / report.html") -> None:
@@ -85,14 +85,6 @@ def _print_compact(console: Console, header, rows, full: str) -> None:
     if left_out:
         console.print(f"[dim]{len(left_out)} more column{'s' if len(left_out) > 1 else ''} at this width "
                       f"({', '.join(left_out)}): see {full}[/]", highlight=False)
-
-
-def shorten(text: str, width: int) -> str:
-    """`text` in at most `width` characters: whole as it is where it fits, else cut between two
-    words and ended with an ellipsis, so that a label never ends in half a word (only a first
-    word longer than `width` is cut inside)."""
-    short = textwrap.shorten(text, width, placeholder="…", break_on_hyphens=False)
-    return text[:width - 1] + "…" if short == "…" else short
 
 
 class ProgressLines:

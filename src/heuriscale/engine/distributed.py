@@ -23,10 +23,11 @@ import datetime
 import math
 import os
 import socket
-import textwrap
 from dataclasses import dataclass
 
 import torch
+
+from ..names import shorten
 
 TIMEOUT_ENV = "HEURISCALE_DIST_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
@@ -191,11 +192,7 @@ def lost(group: Group, doing: str, exc: BaseException, advice: str = STUDY_ADVIC
 def _first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     text = lines[-1] if lines else type(exc).__name__
-    if len(text) <= 160:
-        return text
-    # cut between words, so that a long message never ends in half a word (one long word: inside it)
-    short = textwrap.shorten(text, 160, placeholder="...", break_on_hyphens=False)
-    return text[:157] + "..." if short == "..." else short
+    return shorten(text, 160, placeholder="...")
 
 
 def leave() -> None:
