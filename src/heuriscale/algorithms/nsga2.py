@@ -153,13 +153,11 @@ class NSGA2(Algorithm):
         # (III-A), until N points are ranked: the points of later fronts share the next rank and
         # are never kept
         rank = front_ranks(F, v, cover=n)
-        crowd = crowding_distance(F, rank)  # (III-B)
-        # P_t+1: by rank, then larger crowding, ties at random (III-C): three stable sorts
-        order = torch.rand(runs, 2 * n, device=x.device).argsort(-1)
-        order = order.gather(1, (-crowd).gather(1, order).argsort(dim=-1, stable=True))
-        order = order.gather(1, rank.gather(1, order).argsort(dim=-1, stable=True))[:, :n]
-        keep = lambda t: t.gather(1, order.reshape(runs, n, *([1] * (t.ndim - 2))).expand(-1, -1, *t.shape[2:]))  # noqa: E731
-        return NSGA2State(x=keep(x), f=keep(F).reshape(s.f.shape), rank=keep(rank), crowding=keep(crowd), violation=keep(v))
+        # (III-B) and (III-C): crowding within each front, then the best N by rank, larger
+        # crowding, random order on ties
+        tie = torch.rand(runs, 2 * n, device=x.device)
+        x, F, rank, crowd, v = survivors(x, F, rank, v, tie, n)
+        return NSGA2State(x=x, f=F.reshape(s.f.shape), rank=rank, crowding=crowd, violation=v)
 
 
 def as_objectives(f: torch.Tensor) -> torch.Tensor:
@@ -209,3 +207,31 @@ def tournament(order: torch.Tensor, coins: torch.Tensor, rank: torch.Tensor, cro
     ca, cb = crowding.gather(1, a), crowding.gather(1, b)
     a_wins = (ra < rb) | ((ra == rb) & ((ca > cb) | ((ca == cb) & (coins < 0.5))))
     return torch.where(a_wins, a, b)
+
+@torch.library.custom_op("heuriscale::nsga2_survivors", mutates_args=())
+def survivors(x: torch.Tensor, F: torch.Tensor, rank: torch.Tensor, violation: torch.Tensor, tie: torch.Tensor,
+              n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """P_t+1 of R_t: the n best (x, F, rank, crowding distance, violation) of the points x
+    (runs, 2n, D) with objectives F (runs, 2n, M), fronts `rank` and `violation` (runs, 2n), by
+    rank, then larger crowding, then smaller `tie` key (runs, 2n). By default
+    `survivors_torch`; on CUDA the engine's kernels (`engine/kernels/nsga2/`), once registered."""
+    return survivors_torch(x, F, rank, violation, tie, n)
+
+
+def survivors_torch(x: torch.Tensor, F: torch.Tensor, rank: torch.Tensor, violation: torch.Tensor, tie: torch.Tensor,
+                    n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`survivors` in torch, the specification: three stable sorts."""
+    runs = x.shape[0]
+    crowd = crowding_distance(F, rank)  # (III-B)
+    order = tie.argsort(-1)
+    order = order.gather(1, (-crowd).gather(1, order).argsort(dim=-1, stable=True))
+    order = order.gather(1, rank.gather(1, order).argsort(dim=-1, stable=True))[:, :n]
+    keep = lambda t: t.gather(1, order.reshape(runs, n, *([1] * (t.ndim - 2))).expand(-1, -1, *t.shape[2:]))  # noqa: E731
+    return keep(x), keep(F), keep(rank), keep(crowd), keep(violation)
+
+
+@survivors.register_fake
+def _survivors_shape(x, F, rank, violation, tie, n):
+    runs = x.shape[0]
+    return (x.new_empty(runs, n, x.shape[2]), F.new_empty(runs, n, F.shape[2]), rank.new_empty(runs, n),
+            F.new_empty(runs, n), violation.new_empty(runs, n))

@@ -13,7 +13,7 @@ The rates reach the kernel as the bit patterns of the run's dtype (a Triton floa
 is float32): a float64 run compares its uniforms with the same doubles torch does. On a GPU
 the powers are libdevice's `pow` (what torch's CUDA `pow` calls); Triton's CPU interpreter,
 which the CPU tests run this kernel under, has no libdevice and computes them as
-exp2(y log2 x), a few hundred float64 ulps from `pow` at worst.
+exp2(y log2 |x|) with pow's sign rules, a few hundred float64 ulps from `pow` at worst.
 """
 
 from __future__ import annotations
@@ -36,8 +36,12 @@ TILE = 1024
 def _pow(x, y, LIBDEVICE: tl.constexpr):
     if LIBDEVICE:
         return libdevice.pow(x, y + tl.zeros_like(x))
-    else:
-        return tl.exp2(y * tl.log2(x))
+    else:  # pow's value from exp2 and log2, a negative base included (its sign by the parity of y)
+        y = y + tl.zeros_like(x)
+        a = tl.exp2(y * tl.log2(tl.abs(x)))
+        integral = y == tl.floor(y)
+        odd = integral & (tl.floor(0.5 * y) * 2.0 != y)
+        return tl.where(x < 0, tl.where(integral, tl.where(odd, -a, a), float("nan")), a)
 
 
 @triton.jit
