@@ -45,6 +45,15 @@ def _pow(x, y, LIBDEVICE: tl.constexpr):
 
 
 @triton.jit
+def exact_div(a, b):
+    """a / b rounded as IEEE division (Triton's float32 `/` is an approximation within 2 ulps)."""
+    if b.dtype == tl.float32:
+        return tl.math.div_rn(a, b)
+    else:
+        return a / b
+
+
+@triton.jit
 def _real(bits, DTYPE: tl.constexpr):
     """The number of the run's dtype whose bit pattern is `bits` (see the module)."""
     if DTYPE == tl.float64:
@@ -68,7 +77,7 @@ def _winner(t, order_ptr, coins_ptr, rank_ptr, crowd_ptr, mask):
 @triton.jit
 def _betaq(beta, u, minus_eta1, inv_eta1, LIBDEVICE: tl.constexpr):
     alpha = 2.0 - _pow(beta, minus_eta1, LIBDEVICE)
-    inner = tl.where(u <= 1.0 / alpha, u * alpha, 1.0 / (2.0 - u * alpha))
+    inner = tl.where(u <= exact_div(1.0, alpha), u * alpha, exact_div(1.0, 2.0 - u * alpha))
     return _pow(inner, inv_eta1, LIBDEVICE)
 
 
@@ -81,7 +90,7 @@ def _mutate_store(x, row, keep, j, lower, upper, out_ptr, mutate_ptr, upm_ptr, i
     movable = (lower != upper)[None, :]
     mutate = (tl.load(mutate_ptr + at, mask=mask, other=1.0) < p_m) & movable
     span = tl.where(movable, upper[None, :] - lower[None, :], 1.0)
-    d1, d2 = (x - lower[None, :]) / span, (upper[None, :] - x) / span
+    d1, d2 = exact_div(x - lower[None, :], span), exact_div(upper[None, :] - x, span)
     u = tl.load(upm_ptr + at, mask=mask, other=0.5)
     low_side = _pow(2.0 * u + (1.0 - 2.0 * u) * _pow(1.0 - d1, eta1, LIBDEVICE), inv_eta1, LIBDEVICE) - 1.0
     high_side = 1.0 - _pow(2.0 * (1.0 - u) + 2.0 * (u - 0.5) * _pow(1.0 - d2, eta1, LIBDEVICE), inv_eta1, LIBDEVICE)
@@ -127,10 +136,10 @@ def _offspring_kernel(x_ptr, out_ptr, rank_ptr, crowd_ptr, order_ptr, coins_ptr,
     y1, y2 = tl.minimum(p1, p2), tl.maximum(p1, p2)
     delta = tl.where(cross, y2 - y1, 1.0)
     u = tl.load(usbx_ptr + at, mask=mask, other=0.5)
-    c1 = 0.5 * ((y1 + y2) - _betaq(1.0 + 2.0 * (y1 - lower[None, :]) / delta, u, minus_eta_c1, inv_eta_c1,
-                                   LIBDEVICE) * delta)
-    c2 = 0.5 * ((y1 + y2) + _betaq(1.0 + 2.0 * (upper[None, :] - y2) / delta, u, minus_eta_c1, inv_eta_c1,
-                                   LIBDEVICE) * delta)
+    beta1 = 1.0 + exact_div(2.0 * (y1 - lower[None, :]), delta)
+    beta2 = 1.0 + exact_div(2.0 * (upper[None, :] - y2), delta)
+    c1 = 0.5 * ((y1 + y2) - _betaq(beta1, u, minus_eta_c1, inv_eta_c1, LIBDEVICE) * delta)
+    c2 = 0.5 * ((y1 + y2) + _betaq(beta2, u, minus_eta_c1, inv_eta_c1, LIBDEVICE) * delta)
     smaller = p1 < p2
     child1, child2 = tl.where(smaller, c1, c2), tl.where(smaller, c2, c1)
     swap = (tl.load(exchange_ptr + at, mask=mask, other=1.0) < p_exchange) ^ (p1 > p2)

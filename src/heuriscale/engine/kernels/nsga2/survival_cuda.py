@@ -24,6 +24,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .offspring_cuda import exact_div
+
 #: Largest union R_t (2N points) counted by the kernels; larger ones are sorted by torch.
 MAX_POINTS = 4096
 BLOCK_I, BLOCK_J = 16, 128
@@ -65,8 +67,8 @@ def _crowding_kernel(F_ptr, rank_ptr, dist_ptr, m2, M, BLOCK_I: tl.constexpr, BL
         to_last = fi - before  # inf at the front's first point (before = -inf)
         to_next = tl.where(has_after, after - fi, float("inf"))
         span = high - low
-        dist += tl.where(span > 0, (to_last + to_next) / tl.where(span > 0, span, 1.0), 0.0)
-    dist = dist / M
+        dist += tl.where(span > 0, exact_div(to_last + to_next, tl.where(span > 0, span, 1.0)), 0.0)
+    dist = exact_div(dist, tl.zeros_like(dist) + M)
     tl.store(dist_ptr + run * m2 + i, tl.where(size <= 2, float("inf"), dist), mask=inside)
 
 
