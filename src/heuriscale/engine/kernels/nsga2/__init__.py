@@ -10,10 +10,18 @@
 """
 
 
+_installed = False
+
+
 def install_cuda_ops() -> None:
     """Register the Triton kernels as the CUDA implementations of NSGA-II's operators (once per
     process; imports Triton)."""
-    from . import offspring_cuda, survival_cuda
+    global _installed
+    if not _installed:
+        from ....algorithms.nsga2 import offspring, survivors
+        from .offspring_cuda import offspring_cuda
+        from .survival_cuda import survivors_cuda
 
-    offspring_cuda.install()
-    survival_cuda.install()
+        offspring.register_kernel("cuda")(offspring_cuda)
+        survivors.register_kernel("cuda")(survivors_cuda)
+        _installed = True

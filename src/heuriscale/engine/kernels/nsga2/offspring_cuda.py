@@ -188,15 +188,3 @@ def offspring_cuda(x: torch.Tensor, rank: torch.Tensor, crowding: torch.Tensor, 
                             LIBDEVICE=not interpreted() and x.device.type == "cuda", num_warps=4)
     return out
 
-
-_installed = False
-
-
-def install() -> None:
-    """Make this kernel the CUDA implementation of `heuriscale::nsga2_offspring` (once per process)."""
-    global _installed
-    if not _installed:
-        from ....algorithms.nsga2 import offspring
-
-        offspring.register_kernel("cuda")(offspring_cuda)
-        _installed = True

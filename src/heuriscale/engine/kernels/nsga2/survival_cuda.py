@@ -135,15 +135,3 @@ def survivors_cuda(x: torch.Tensor, F: torch.Tensor, rank: torch.Tensor, violati
                             BLOCK_J=BLOCK_J, BLOCK_D=min(64, triton.next_power_of_2(max(dim, M))), num_warps=4)
     return outs
 
-
-_installed = False
-
-
-def install() -> None:
-    """Make these kernels the CUDA implementation of `heuriscale::nsga2_survivors` (once per process)."""
-    global _installed
-    if not _installed:
-        from ....algorithms.nsga2 import survivors
-
-        survivors.register_kernel("cuda")(survivors_cuda)
-        _installed = True
