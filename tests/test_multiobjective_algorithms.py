@@ -83,6 +83,23 @@ def test_the_sorting_kernel_equals_the_torch_sort(fused_device):
         assert torch.equal(peel_fronts_cuda(D, cover).cpu(), peel_fronts_torch(D.cpu(), cover)), cover
 
 
+def test_the_sorting_from_objectives_kernel_equals_the_torch_sort(fused_device):
+    """`heuriscale::sort_fronts` on CUDA (Triton; on the CPU its interpreter): the dominance matrix
+    and its counts in one launch, rows split among programs, with and without violations."""
+    pytest.importorskip("triton")
+    from heuriscale.engine.kernels.pareto_cuda import sort_fronts_cuda
+
+    F = next(_many_fronts(1))[:, :40]  # (3, 40, 2)
+    F[:, 0] = torch.inf
+    violation = torch.where(torch.arange(40) % 4 == 0, torch.arange(40.0) % 3, 0.0).expand(3, 40)
+    for v in (None, violation):
+        expected_all = pareto_ranks(dominance(F, v))
+        assert int(expected_all.max()) >= 5  # many fronts
+        for cover in (1, 20, 40):
+            got = sort_fronts_cuda(F.to(fused_device), None if v is None else v.to(fused_device), cover)
+            assert torch.equal(got.cpu(), pareto_ranks(dominance(F, v), cover)), cover
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["nsga2", "moead"])
 def test_the_steps_trace_whole_and_equal_eager_steps(name):

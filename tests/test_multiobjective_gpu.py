@@ -41,6 +41,22 @@ def test_the_sorting_kernel_equals_the_torch_peeling():
     assert 1 in seen_programs and max(seen_programs) > 8  # both forms of the kernel ran
 
 
+def test_the_sorting_from_objectives_equals_the_torch_sort():
+    """`heuriscale::sort_fronts`: many programs adding their dominator counts, with and without
+    violations, against the dominance matrix and peeling in torch."""
+    from heuriscale.engine.kernels.pareto_cuda import sort_fronts_cuda
+
+    g = torch.Generator().manual_seed(1)
+    for runs, n, M, spread in [(4, 200, 3, 2.0), (1, 3000, 3, 50.0), (2, 5000, 2, 1e9)]:
+        F = _aligned(runs, n, M, spread, g)
+        violation = torch.where(torch.rand(runs, n, generator=g) < 0.2, torch.rand(runs, n, generator=g), 0.0).double()
+        for v in (None, violation):
+            D = dominance(F, v)
+            for cover in (1, n // 2, n):
+                got = sort_fronts_cuda(F.cuda(), None if v is None else v.cuda(), cover)
+                assert torch.equal(got.cpu(), peel_fronts_torch(D, cover)), (runs, n, cover)
+
+
 @pytest.mark.parametrize("name", ["nsga2", "moead"])
 def test_graph_replay_equals_eager_steps_with_several_objectives(name):
     """The uncompiled graph draws the same numbers: the same fronts and indicator history,

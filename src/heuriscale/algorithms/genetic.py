@@ -21,23 +21,51 @@ individuals drawn with probability `p_individual` (pymoo's PM(prob=0.9) default)
 d1 = (x - lower) / (upper - lower), d2 = (upper - x) / (upper - lower), u ~ U[0, 1):
 deltaq = (2u + (1 - 2u)(1 - d1)^(eta+1))^(1/(eta+1)) - 1 if u <= 0.5, else
 1 - (2(1 - u) + 2(u - 0.5)(1 - d2)^(eta+1))^(1/(eta+1)); x + deltaq (upper - lower), clipped.
+
+Each operator takes its uniform numbers as an argument or draws them itself, all in one
+`torch.rand` (`uniform_parts`): one launch on a GPU, and on the CPU the same numbers as one
+draw per part in the same order.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 
-def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float,
-        p_c: float, p_var: float = 0.5, p_exchange: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
-    """Two children (runs, n, D) of the parent pairs p1, p2 (runs, n, D)."""
+def uniform_parts(like: torch.Tensor, *shapes: tuple[int, ...], dtype: torch.dtype | None = None) -> list[torch.Tensor]:
+    """U[0, 1) tensors of the given shapes (on `like`'s device, in `dtype` or `like`'s), cut in
+    order from one `torch.rand`. The CPU generator fills a tensor element by element, so these
+    are the numbers one `torch.rand` per shape, in this order, would draw there."""
+    sizes = [math.prod(shape) for shape in shapes]
+    flat = torch.rand(sum(sizes), device=like.device, dtype=like.dtype if dtype is None else dtype)
+    return [part.view(shape) for part, shape in zip(flat.split(sizes), shapes)]
+
+
+def sbx_uniforms(p1: torch.Tensor) -> list[torch.Tensor]:
+    """What `sbx` draws for parent pairs shaped like p1 (runs, n, D): the mating draw (runs, n, 1),
+    then the crossing, spread and exchange draws (runs, n, D)."""
     runs, n, dim = p1.shape
-    mates = torch.rand(runs, n, 1, device=p1.device, dtype=p1.dtype) < p_c
-    cross = torch.rand_like(p1) < p_var
-    cross = cross & ((p1 - p2).abs() > 1e-14) & (lower != upper) & mates
+    return uniform_parts(p1, (runs, n, 1), p1.shape, p1.shape, p1.shape)
+
+
+def pm_uniforms(x: torch.Tensor) -> list[torch.Tensor]:
+    """What `polynomial_mutation` draws for x (runs, n, D): the mutation and spread draws
+    (runs, n, D), then the individual draw (runs, n, 1)."""
+    runs, n, dim = x.shape
+    return uniform_parts(x, x.shape, x.shape, (runs, n, 1))
+
+
+def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float,
+        p_c: float, p_var: float = 0.5, p_exchange: float = 0.5,
+        uniforms: list[torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two children (runs, n, D) of the parent pairs p1, p2 (runs, n, D); `uniforms` as
+    `sbx_uniforms` draws them (drawn here when None)."""
+    mates, cross, u, exchange = sbx_uniforms(p1) if uniforms is None else uniforms
+    cross = (cross < p_var) & ((p1 - p2).abs() > 1e-14) & (lower != upper) & (mates < p_c)
     y1, y2 = torch.minimum(p1, p2), torch.maximum(p1, p2)
     delta = torch.where(cross, y2 - y1, 1.0)  # (1.0 where not crossed: no division by zero)
-    u = torch.rand_like(p1)
 
     def betaq(beta):
         alpha = 2.0 - beta.pow(-(eta + 1.0))
@@ -48,7 +76,7 @@ def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Te
     c2 = 0.5 * ((y1 + y2) + betaq(1.0 + 2.0 * (upper - y2) / delta) * delta)
     smaller = p1 < p2
     child1, child2 = torch.where(smaller, c1, c2), torch.where(smaller, c2, c1)
-    swap = (torch.rand_like(p1) < p_exchange) ^ (p1 > p2)
+    swap = (exchange < p_exchange) ^ (p1 > p2)
     child1, child2 = torch.where(swap, child2, child1), torch.where(swap, child1, child2)
     child1 = torch.where(cross, child1, p1).clamp(lower, upper)
     child2 = torch.where(cross, child2, p2).clamp(lower, upper)
@@ -56,17 +84,15 @@ def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Te
 
 
 def polynomial_mutation(x: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float, p_var: float,
-                        p_individual: float = 0.9) -> torch.Tensor:
+                        p_individual: float = 0.9, uniforms: list[torch.Tensor] | None = None) -> torch.Tensor:
     """x (runs, n, D) mutated: per variable with probability p_var, in individuals drawn with
-    probability p_individual."""
-    runs, n, dim = x.shape
-    mutate = (torch.rand_like(x) < p_var) & (lower != upper)
+    probability p_individual; `uniforms` as `pm_uniforms` draws them (drawn here when None)."""
+    mutate, u, individual = pm_uniforms(x) if uniforms is None else uniforms
+    mutate = (mutate < p_var) & (lower != upper)
     span = torch.where(lower != upper, upper - lower, 1.0)
     d1, d2 = (x - lower) / span, (upper - x) / span
-    u = torch.rand_like(x)
     power = 1.0 / (eta + 1.0)
     low_side = (2.0 * u + (1.0 - 2.0 * u) * (1.0 - d1).pow(eta + 1.0)).pow(power) - 1.0
     high_side = 1.0 - (2.0 * (1.0 - u) + 2.0 * (u - 0.5) * (1.0 - d2).pow(eta + 1.0)).pow(power)
     y = (x + torch.where(u <= 0.5, low_side, high_side) * span).clamp(lower, upper)
-    individual = torch.rand(runs, n, 1, device=x.device, dtype=x.dtype) <= p_individual
-    return torch.where(mutate & individual, y, x)
+    return torch.where(mutate & (individual <= p_individual), y, x)

@@ -56,7 +56,7 @@ import torch
 
 from ..problems.base import Problem
 from .base import Algorithm, Kernels, Proposal, State, check_positive, is_real, uniform
-from .genetic import polynomial_mutation, sbx
+from .genetic import polynomial_mutation, sbx, uniform_parts
 from .pareto import crowding_distance, finite_rows, front_ranks
 from .registry import register_algorithm
 
@@ -136,26 +136,14 @@ class NSGA2(Algorithm):
     def ask(self, problem: Problem, s: NSGA2State) -> Proposal:
         runs, n, dim = s.x.shape
         pairs = math.ceil(n / 2)
-        parents = self._tournament(s, 2 * pairs)
-        rows = lambda i: s.x.gather(1, i[..., None].expand(-1, -1, dim))  # noqa: E731
-        c1, c2 = sbx(rows(parents[:, 0::2]), rows(parents[:, 1::2]), problem.lower, problem.upper,
-                     eta=self.eta_c, p_c=self.p_c, p_var=self.p_var, p_exchange=self.p_exchange)
-        children = torch.cat([c1, c2], 1)[:, :n]  # pymoo's order: every first child, then every second
+        perms = math.ceil(4 * pairs / n)  # permutations of P_t for the 2 x 2 pairs contestants
+        keys, coins = uniform_parts(s.x, (runs, perms, n), (runs, 2 * pairs), dtype=torch.get_default_dtype())
+        order = keys.argsort(-1).reshape(runs, perms * n)
+        pair_shapes, child_shapes = [(runs, pairs, 1)] + 3 * [(runs, pairs, dim)], 2 * [(runs, n, dim)] + [(runs, n, 1)]
+        uniforms = uniform_parts(s.x, *pair_shapes, *child_shapes)  # SBX's, then PM's (`genetic.py`)
         p_m = 1.0 / dim if self.p_m is None else self.p_m
-        return Proposal(polynomial_mutation(children, problem.lower, problem.upper, eta=self.eta_m, p_var=p_m,
-                                            p_individual=self.p_individual))
-
-    def _tournament(self, s: NSGA2State, k: int) -> torch.Tensor:
-        """k winners (runs, k) of binary tournaments by <_n; contestants from permutations of P_t."""
-        runs, n = s.rank.shape
-        perms = math.ceil(2 * k / n)
-        order = torch.rand(runs, perms, n, device=s.x.device).argsort(-1).reshape(runs, perms * n)
-        a, b = order[:, 0:2 * k:2], order[:, 1:2 * k:2]
-        ra, rb = s.rank.gather(1, a), s.rank.gather(1, b)
-        ca, cb = s.crowding.gather(1, a), s.crowding.gather(1, b)
-        coin = torch.rand(runs, k, device=s.x.device) < 0.5
-        a_wins = (ra < rb) | ((ra == rb) & ((ca > cb) | ((ca == cb) & coin)))
-        return torch.where(a_wins, a, b)
+        rates = [self.eta_c, self.p_c, self.p_var, self.p_exchange, self.eta_m, p_m, self.p_individual]
+        return Proposal(offspring(s.x, s.rank, s.crowding, order, coins, problem.lower, problem.upper, uniforms, rates))
 
     def tell(self, problem: Problem, s: NSGA2State, p: Proposal, f: torch.Tensor) -> NSGA2State:
         runs, n, dim = s.x.shape
@@ -165,16 +153,85 @@ class NSGA2(Algorithm):
         # (III-A), until N points are ranked: the points of later fronts share the next rank and
         # are never kept
         rank = front_ranks(F, v, cover=n)
-        crowd = crowding_distance(F, rank)  # (III-B)
-        # P_t+1: by rank, then larger crowding, ties at random (III-C): three stable sorts
-        order = torch.rand(runs, 2 * n, device=x.device).argsort(-1)
-        order = order.gather(1, (-crowd).gather(1, order).argsort(dim=-1, stable=True))
-        order = order.gather(1, rank.gather(1, order).argsort(dim=-1, stable=True))[:, :n]
-        keep = lambda t: t.gather(1, order.reshape(runs, n, *([1] * (t.ndim - 2))).expand(-1, -1, *t.shape[2:]))  # noqa: E731
-        return NSGA2State(x=keep(x), f=keep(F).reshape(s.f.shape), rank=keep(rank), crowding=keep(crowd), violation=keep(v))
+        # (III-B) and (III-C): crowding within each front, then the best N by rank, larger
+        # crowding, random order on ties
+        tie = torch.rand(runs, 2 * n, device=x.device)
+        x, F, rank, crowd, v = survivors(x, F, rank, v, tie, n)
+        return NSGA2State(x=x, f=F.reshape(s.f.shape), rank=rank, crowding=crowd, violation=v)
 
 
 def as_objectives(f: torch.Tensor) -> torch.Tensor:
     """(runs, n, M) values; one objective's (runs, n) become (runs, n, 1) (the state keeps the
     problem's own shape, so that on one objective NSGA-II runs as a plain elitist GA)."""
     return f[..., None] if f.ndim == 2 else f
+
+
+@torch.library.custom_op("heuriscale::nsga2_offspring", mutates_args=())
+def offspring(x: torch.Tensor, rank: torch.Tensor, crowding: torch.Tensor, order: torch.Tensor, coins: torch.Tensor,
+              lower: torch.Tensor, upper: torch.Tensor, uniforms: list[torch.Tensor], rates: list[float]) -> torch.Tensor:
+    """Q_t (runs, N, D) of P_t = x (runs, N, D) with its `rank` and `crowding` (runs, N): binary
+    tournaments between the contestants `order` (runs, >= 2N, int64: concatenated permutations
+    of P_t) with `coins` (runs, 2 ceil(N/2)) for equal ones, then SBX and polynomial mutation
+    with their `uniforms` (as `NSGA2.ask` cuts them) and `rates` (eta_c, p_c, p_var,
+    p_exchange, eta_m, p_m, p_individual). By default `offspring_torch`; on CUDA the engine's
+    kernel (`engine/kernels/nsga2/offspring_cuda.py`), one launch, once it is registered."""
+    return offspring_torch(x, rank, crowding, order, coins, lower, upper, uniforms, rates)
+
+
+def offspring_torch(x: torch.Tensor, rank: torch.Tensor, crowding: torch.Tensor, order: torch.Tensor,
+                    coins: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, uniforms: list[torch.Tensor],
+                    rates: list[float]) -> torch.Tensor:
+    """`offspring` in torch, the specification."""
+    runs, n, dim = x.shape
+    eta_c, p_c, p_var, p_exchange, eta_m, p_m, p_individual = rates
+    parents = tournament(order, coins, rank, crowding)
+    rows = lambda i: x.gather(1, i[..., None].expand(-1, -1, dim))  # noqa: E731
+    c1, c2 = sbx(rows(parents[:, 0::2]), rows(parents[:, 1::2]), lower, upper, eta=eta_c, p_c=p_c, p_var=p_var,
+                 p_exchange=p_exchange, uniforms=uniforms[:4])
+    children = torch.cat([c1, c2], 1)[:, :n]  # pymoo's order: every first child, then every second
+    return polynomial_mutation(children, lower, upper, eta=eta_m, p_var=p_m, p_individual=p_individual,
+                               uniforms=uniforms[4:])
+
+
+@offspring.register_fake
+def _offspring_shape(x, rank, crowding, order, coins, lower, upper, uniforms, rates) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+def tournament(order: torch.Tensor, coins: torch.Tensor, rank: torch.Tensor, crowding: torch.Tensor) -> torch.Tensor:
+    """The winners (runs, k) by <_n of the k binary tournaments between contestants order[:, 2i]
+    and order[:, 2i + 1], a coin (< 0.5: the first) deciding between equal ones; k = coins' width."""
+    k = coins.shape[1]
+    a, b = order[:, 0:2 * k:2], order[:, 1:2 * k:2]
+    ra, rb = rank.gather(1, a), rank.gather(1, b)
+    ca, cb = crowding.gather(1, a), crowding.gather(1, b)
+    a_wins = (ra < rb) | ((ra == rb) & ((ca > cb) | ((ca == cb) & (coins < 0.5))))
+    return torch.where(a_wins, a, b)
+
+@torch.library.custom_op("heuriscale::nsga2_survivors", mutates_args=())
+def survivors(x: torch.Tensor, F: torch.Tensor, rank: torch.Tensor, violation: torch.Tensor, tie: torch.Tensor,
+              n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """P_t+1 of R_t: the n best (x, F, rank, crowding distance, violation) of the points x
+    (runs, 2n, D) with objectives F (runs, 2n, M), fronts `rank` and `violation` (runs, 2n), by
+    rank, then larger crowding, then smaller `tie` key (runs, 2n). By default
+    `survivors_torch`; on CUDA the engine's kernels (`engine/kernels/nsga2/`), once registered."""
+    return survivors_torch(x, F, rank, violation, tie, n)
+
+
+def survivors_torch(x: torch.Tensor, F: torch.Tensor, rank: torch.Tensor, violation: torch.Tensor, tie: torch.Tensor,
+                    n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`survivors` in torch, the specification: three stable sorts."""
+    runs = x.shape[0]
+    crowd = crowding_distance(F, rank)  # (III-B)
+    order = tie.argsort(-1)
+    order = order.gather(1, (-crowd).gather(1, order).argsort(dim=-1, stable=True))
+    order = order.gather(1, rank.gather(1, order).argsort(dim=-1, stable=True))[:, :n]
+    keep = lambda t: t.gather(1, order.reshape(runs, n, *([1] * (t.ndim - 2))).expand(-1, -1, *t.shape[2:]))  # noqa: E731
+    return keep(x), keep(F), keep(rank), keep(crowd), keep(violation)
+
+
+@survivors.register_fake
+def _survivors_shape(x, F, rank, violation, tie, n):
+    runs = x.shape[0]
+    return (x.new_empty(runs, n, x.shape[2]), F.new_empty(runs, n, F.shape[2]), rank.new_empty(runs, n),
+            F.new_empty(runs, n), violation.new_empty(runs, n))

@@ -18,7 +18,9 @@ non-dominated set with the same functions. All objectives are minimised.
   stopping when the fronts are done would ask the host; the engine registers a CUDA kernel
   for it (`engine/kernels/pareto_cuda.py`) that peels inside one launch and stops there, so
   a whole generation has a fixed, small number of launches and a CUDA graph captures it.
-- `front_ranks(F, violation)`: both at once, by a sort where there is one objective.
+- `front_ranks(F, violation)`: both at once (the operator `heuriscale::sort_fronts`, whose CUDA
+  kernel builds the matrix and counts each point's dominators in one launch), by a sort where
+  there is one objective.
 - `crowding_distance(F, rank)`: NSGA-II's crowding distance within each front, computed as
   pymoo 0.6.2 computes it (`calc_crowding_distance`): per objective, the gap between a
   point's neighbours in the front sorted by that objective (stable sort, ties in index
@@ -103,13 +105,30 @@ def _peel_fronts_shape(D: torch.Tensor, cover: int) -> torch.Tensor:
     return D.new_empty(D.shape[:-1], dtype=torch.int64)
 
 
+@torch.library.custom_op("heuriscale::sort_fronts", mutates_args=())
+def sort_fronts(F: torch.Tensor, violation: torch.Tensor | None, cover: int) -> torch.Tensor:
+    """Ranks (B, n) int64 of the points F (B, n, M) with optional violations (B, n), fronts peeled
+    until `cover` (<= n) points are ranked: `pareto_ranks(dominance(F, violation), cover)`; on
+    CUDA the engine's kernels, once registered, build the dominance matrix and count each
+    point's dominators in one launch, then peel."""
+    return pareto_ranks(dominance(F, violation), cover)
+
+
+@sort_fronts.register_fake
+def _sort_fronts_shape(F: torch.Tensor, violation: torch.Tensor | None, cover: int) -> torch.Tensor:
+    return F.new_empty(F.shape[:-1], dtype=torch.int64)
+
+
 def front_ranks(F: torch.Tensor, violation: torch.Tensor | None = None, cover: int | None = None) -> torch.Tensor:
     """`pareto_ranks(dominance(F, violation), cover)`, with one objective computed by a sort:
     domination is then a total preorder, and a point's front is the number of distinct keys
     below its own (key: the value for feasible points, after them the violation for
     infeasible ones); the sort ranks every point, whatever `cover`."""
     if F.shape[-1] > 1:
-        return pareto_ranks(dominance(F, violation), cover)
+        *lead, n, M = F.shape
+        cover = n if cover is None else max(0, min(int(cover), n))
+        v = None if violation is None else violation.expand(F.shape[:-1]).reshape(-1, n)
+        return sort_fronts(F.reshape(-1, n, M), v, cover).reshape(*lead, n)
     key, group = F[..., 0], torch.zeros_like(F[..., 0])
     if violation is not None:
         infeasible = violation > 0

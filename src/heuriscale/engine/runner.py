@@ -123,9 +123,11 @@ class Runner:
         self._history = History(self.problem.run_optima(self.runs))  # with known optima: target hits (exports)
         self._fronts = FrontSamples() if self.objectives > 1 else None  # several objectives: fronts.py
         if self._fronts is not None and self.device.type == "cuda" and importlib.util.find_spec("triton") is not None:
+            from .kernels.nsga2 import install_cuda_ops  # NSGA-II's offspring and survival in a few launches
             from .kernels.pareto_cuda import install  # the non-dominated sort in one launch (else torch's peeling)
 
             install()
+            install_cuda_ops()
         synchronize(self.device)
         self._t0 = time.perf_counter()
         if engine == "auto":

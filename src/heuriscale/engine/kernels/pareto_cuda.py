@@ -1,4 +1,5 @@
-"""Non-dominated sorting on CUDA: the operator `heuriscale::peel_fronts` in one Triton launch.
+"""Non-dominated sorting on CUDA: the operators `heuriscale::peel_fronts` in one Triton launch,
+and `heuriscale::sort_fronts` in two (the dominance matrix and its column counts, then the peel).
 
 `algorithms/pareto.py` defines the operator and its torch specification: peel the fronts of
 a dominance matrix D (B, n, n) until `cover` points are ranked, the points left ranked
@@ -20,6 +21,11 @@ resident and the barrier cannot deadlock. The counts are double-buffered (peel k
 buffer, writes the other), and read past the L1 cache (`.cg`), which is not coherent
 between SMs. With one program per run (P = 1: many runs, small sets, or Triton's CPU
 interpreter, which runs programs one after another) there is no barrier.
+
+`heuriscale::sort_fronts` starts from the objectives: one launch writes D and counts each
+point's dominators (a program takes a tile of columns and a chunk of rows, and adds its
+counts atomically), in place of a dozen elementwise (2N)^2 tensors and a column sum; the
+peel follows.
 """
 
 from __future__ import annotations
@@ -112,12 +118,75 @@ def programs_per_run(runs: int, tiles: int, device: torch.device) -> int:
     return max(1, min(tiles, sms // runs, MAX_PROGRAMS or sms))
 
 
+@triton.jit
+def _dominance_kernel(F_ptr, v_ptr, D_ptr, count_ptr, n, M, chunk, HAS_VIOLATION: tl.constexpr,
+                      BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """D[i, j] = point i (constrained-)dominates point j (`pareto.dominance`) for this program's
+    columns and chunk of rows, and count[j] += the dominators of j among those rows."""
+    run = tl.program_id(2).to(tl.int64)
+    F_ptr += run * n * M
+    v_ptr += run * n
+    D_ptr += run * n * n
+    count_ptr += run * 2 * n  # (the first of the peel's two count buffers)
+    j = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    inside = j < n
+    first = tl.program_id(1) * chunk
+    dominators = tl.zeros([BLOCK_C], dtype=tl.int32)
+    for i0 in range(first, tl.minimum(first + chunk, n), BLOCK_R):
+        i = i0 + tl.arange(0, BLOCK_R)
+        mask = (i < tl.minimum(first + chunk, n))[:, None] & inside[None, :]
+        no_worse = tl.full([BLOCK_R, BLOCK_C], 1, tl.int1)
+        better = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.int1)
+        for m in range(0, M):
+            a = tl.load(F_ptr + i * M + m, mask=i < n, other=0.0)[:, None]
+            b = tl.load(F_ptr + j * M + m, mask=inside, other=0.0)[None, :]
+            no_worse = no_worse & (a <= b)
+            better = better | (a < b)
+        d = no_worse & better
+        if HAS_VIOLATION:
+            vi = tl.load(v_ptr + i, mask=i < n, other=0.0)[:, None]
+            vj = tl.load(v_ptr + j, mask=inside, other=0.0)[None, :]
+            d = tl.where((vi <= 0) & (vj <= 0), d, vi < vj)
+        d = d & mask
+        tl.store(D_ptr + i.to(tl.int64)[:, None] * n + j[None, :], d.to(tl.uint8), mask=mask)
+        dominators += tl.sum(d.to(tl.int32), 0)
+    tl.atomic_add(count_ptr + j, dominators, mask=inside)
+
+
+def sort_fronts_cuda(F: torch.Tensor, violation: torch.Tensor | None, cover: int) -> torch.Tensor:
+    """`heuriscale::sort_fronts` (see `algorithms/pareto.py`): the dominance matrix and the
+    dominator counts in one launch (rows split among programs that add their counts), then the
+    peel: ranks (B, n) int64."""
+    B, n, M = F.shape
+    F = F.contiguous()
+    D = torch.empty(B, n, n, dtype=torch.uint8, device=F.device)
+    count = torch.zeros(B, 2, n, dtype=torch.int32, device=F.device)
+    if n:
+        rows, columns = 32, 128
+        tiles = triton.cdiv(n, columns)
+        sms = 4 if interpreted() or F.device.type != "cuda" else torch.cuda.get_device_properties(
+            F.device).multi_processor_count
+        chunks = max(1, min(triton.cdiv(n, rows), 2 * sms // max(1, tiles * B)))  # about two programs an SM
+        chunk = rows * triton.cdiv(triton.cdiv(n, chunks), rows)
+        v = F if violation is None else violation.contiguous()  # (unread without violations)
+        _dominance_kernel[(tiles, triton.cdiv(n, chunk), B)](F, v, D, count, n, M, chunk,
+                                                             HAS_VIOLATION=violation is not None, BLOCK_R=rows,
+                                                             BLOCK_C=columns, num_warps=4)
+    return _peel(D, count, cover)
+
+
 def peel_fronts_cuda(D: torch.Tensor, cover: int) -> torch.Tensor:
     """`heuriscale::peel_fronts` (see `algorithms/pareto.py`) in one launch: ranks (B, n) int64."""
     B, n, _ = D.shape
     D = D.contiguous().view(torch.uint8)
     count = torch.empty(B, 2, n, dtype=torch.int32, device=D.device)
     count[:, 0] = D.sum(-2, dtype=torch.int32)
+    return _peel(D, count, cover)
+
+
+def _peel(D: torch.Tensor, count: torch.Tensor, cover: int) -> torch.Tensor:
+    """Ranks (B, n) of the uint8 dominance matrices D, given each column's dominators in count[:, 0]."""
+    B, n, _ = D.shape
     rank = torch.full((B, n), -1, dtype=torch.int64, device=D.device)
     front = torch.empty(B, n, dtype=torch.int32, device=D.device)
     barrier = torch.zeros(B, dtype=torch.int32, device=D.device)
@@ -133,10 +202,12 @@ _installed = False
 
 
 def install() -> None:
-    """Make this kernel the CUDA implementation of `heuriscale::peel_fronts` (once per process)."""
+    """Make these kernels the CUDA implementations of `heuriscale::peel_fronts` and
+    `heuriscale::sort_fronts` (once per process)."""
     global _installed
     if not _installed:
-        from ...algorithms.pareto import peel_fronts
+        from ...algorithms.pareto import peel_fronts, sort_fronts
 
         peel_fronts.register_kernel("cuda")(peel_fronts_cuda)
+        sort_fronts.register_kernel("cuda")(sort_fronts_cuda)
         _installed = True
