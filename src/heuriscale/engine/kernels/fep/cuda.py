@@ -19,9 +19,9 @@ is never built or sorted:
   - `_tournament`, per block of union members: q opponents drawn uniformly from the union,
     wins counted where f <= the opponent's f; pass 0's digit, the level q - wins with the
     top bits of f (as an order-preserving unsigned integer); the block's best member.
-  - `_narrow`, per tile of union members: the next 12 bits of f (2 launches for float32,
-    5 for float64), then one that counts each tile's members below the mu-th key and equal
-    to it.
+  - `_narrow`, per tile of union members: the next 12 bits of f (for q < 16, 2 launches in
+    float32 and 5 in float64), then one that counts each tile's members below the mu-th key
+    and equal to it.
   - `_keep`, per tile: the tile's survivors (ties at the mu-th key by index) at their
     places in `keep`, after those of the tiles before it (from their counts); the
     histograms zeroed for the next generation; one more program does the engine's
