@@ -108,6 +108,38 @@ def test_fep_kernels_draw_cauchy_and_normal_numbers(fused_device):
     assert abs(float(torch.corrcoef(torch.stack([n_j.flatten(), delta.flatten().atan()]))[0, 1])) < 0.1
 
 
+@pytest.mark.parametrize(("dtype", "q"), [("float32", 10), ("float64", 3)])
+def test_fep_survivors_over_many_programs_are_the_native_kernels_in_its_order(dtype, q, fused_device):
+    """The selection spread over 12 programs a run (tiles of 8 union members) keeps the
+    native kernel's survivors in its order: f on a few integers, so that many keys tie at
+    the threshold and the first ones by index must be taken across programs."""
+    from heuriscale.engine.kernels.fep.cpu import _survivors
+
+    pop, runs = 45, 2
+    runner = hs.Runner("sphere", hs.FEP(pop_size=pop, q=q), dim=3, runs=runs, seed=3, device=fused_device,
+                       dtype=dtype, engine="fused")
+    fused = runner._kernels
+    fused.select_tile = 8
+    g = torch.Generator().manual_seed(q)
+    s = fused.prepare(runner.state)
+    s.f = torch.randint(-4, 4, (runs, pop), generator=g).to(s.f)
+    fused.child_f.copy_(torch.randint(-4, 4, (runs, pop), generator=g))
+    union = torch.cat([s.f, fused.child_f], 1).cpu()
+    fused.given_opponents = torch.randint(0, 2 * pop, (runs, 2 * pop * q), generator=g).to(fused_device)
+    best_f = torch.full((runs,), float("inf"), dtype=s.f.dtype, device=fused_device)
+    fused.select(s, runner.best_x.clone(), torch.full_like(runner._hit_iter, -1), torch.zeros_like(runner._it), best_f)
+    wins = fused.wins.cpu()
+    opponents = fused.given_opponents.cpu().reshape(runs, 2 * pop, q)
+    drawn = union.gather(1, opponents.flatten(1)).view_as(opponents)
+    assert torch.equal(wins, (union[:, :, None] <= drawn).sum(-1).int())
+    for run in range(runs):
+        want = torch.empty(pop, dtype=torch.int64)
+        best = _survivors(union[run].numpy(), wins[run].numpy(), want.numpy(), q)
+        assert torch.equal(fused.keep[run].cpu().long(), want)
+        assert best_f[run] == union[run, best] == union[run].min()
+    assert not fused.hist.any()  # zero again for the next generation
+
+
 def test_the_kernels_random_numbers_are_uniform_and_independent(fused_device):
     runner = hs.Runner("sphere", hs.PSO(pop_size=200), dim=6, runs=2, seed=1, device=fused_device, engine="fused")
     draws = []

@@ -1,4 +1,4 @@
-"""Fast Evolutionary Programming's generation as four Triton kernels: the fused fast path.
+"""Fast Evolutionary Programming's generation as Triton kernels: the fused fast path.
 
 `algorithms/fep.py` is the reference. Its compiled step spends most of paper 004's
 generation (mu = 6,400, D = 32) in the selection: two full sorts for the fitness ranks and
@@ -9,15 +9,23 @@ is never built or sorted:
   sizes, clipping, the objective inline (other problems are evaluated between a mutate
   launch and a select launch); offspring go to buffers of their own. Union member i is
   parent i for i < mu, else offspring i - mu.
-- `_tournament`, per block of union members: q opponents drawn uniformly from the union,
-  wins counted where f <= the opponent's f.
-- `_select`, one program per run: the survivors are the mu smallest keys
-  (q - wins, f), found by counting, not sorting: a histogram of q - wins gives the
-  level holding the mu-th survivor, then radix passes over f's bits (8 at a time, as an
-  order-preserving unsigned integer; over the members at that level only, gathered by one
-  pass over the union) give the mu-th key itself; one more pass writes the
-  survivors' indices (ties at the threshold key by index). Also the engine's bookkeeping
-  (the best of the union always survives: it wins every bout).
+- The survivors are the mu smallest keys (q - wins, f), found by a radix select over many
+  programs per run, one launch per pass (a run's selection on one multiprocessor took 42 us
+  of paper 004's 55 us generation on an H200). Each pass counts one digit of the key in a
+  histogram per run (an atomic per member); the next launch reads it back, finds the digit
+  that holds the mu-th key (every program of it, the same way; its program 0 keeps the
+  result for the launches after it) and counts the following digit among the members that
+  still match:
+  - `_tournament`, per block of union members: q opponents drawn uniformly from the union,
+    wins counted where f <= the opponent's f; pass 0's digit, the level q - wins with the
+    top bits of f (as an order-preserving unsigned integer); the block's best member.
+  - `_narrow`, per tile of union members: the next 12 bits of f (for q < 16, 2 launches in
+    float32 and 5 in float64), then one that counts each tile's members below the mu-th key
+    and equal to it.
+  - `_keep`, per tile: the tile's survivors (ties at the mu-th key by index) at their
+    places in `keep`, after those of the tiles before it (from their counts); the
+    histograms zeroed for the next generation; one more program does the engine's
+    bookkeeping (the best of the union always survives: it wins every bout).
 - `_survive`, per block of survivors: parents' or offspring's rows gathered into the next
   population (the other of two state buffers, as the parents are still being read).
 
@@ -41,7 +49,9 @@ from ..cuda_common import (
     launch,
     new_values,
     pair_uniforms,
+    reduce_blocks,
     row_tiles,
+    store_block_best,
     tile,
     track_best,
     where_row,
@@ -52,6 +62,13 @@ MAX_DIM = 4096
 #: Union members per tournament program: each member's q bouts are a chain of gathers, so
 #: more, smaller programs (paper 004's 12,800 members: 100, not 13 of 1,024) overlap them.
 TOURNAMENT_BLOCK = 128
+#: Union members per program of the selection's passes (more for unions of over 131,072
+#: members, so that a run has at most SELECT_PROGRAMS of them: `_keep` reads their counts).
+SELECT_TILE, SELECT_PROGRAMS = 128, 1024
+#: Bits of f a narrowing pass resolves: a histogram of 4,096 bins per run.
+DIGIT_BITS = 12
+_DIGIT_BITS = tl.constexpr(DIGIT_BITS)
+_RESOLVE = tl.constexpr(2**DIGIT_BITS)
 _TWO_PI = tl.constexpr(6.283185307179586)
 _PI = tl.constexpr(3.141592653589793)
 
@@ -145,8 +162,26 @@ def _union_f(f_ptr, cf_ptr, run, i, im, N):
 
 
 @triton.jit
-def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, seed, N, Q,
-                GIVEN: tl.constexpr, BLOCK: tl.constexpr):
+def _ordered(f, FP64: tl.constexpr):
+    """Unsigned integers in the order of the floats f (negative ones flipped, positive ones
+    with the sign bit set)."""
+    if FP64:  # (if/else, not an early return: the compiler builds both branches otherwise)
+        bits = f.to(tl.int64, bitcast=True)
+        u = bits.to(tl.uint64, bitcast=True)
+        key = tl.where(bits < 0, ~u, u | 0x8000000000000000)
+    else:
+        bits32 = f.to(tl.int32, bitcast=True)
+        u32 = bits32.to(tl.uint32, bitcast=True)
+        key = tl.where(bits32 < 0, ~u32, u32 | 0x80000000).to(tl.uint64)
+    return key
+
+
+@triton.jit
+def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, hist_ptr, block_f_ptr, block_i_ptr, seed, N, Q,
+                NB, GIVEN: tl.constexpr, BLOCK: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr,
+                LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr):
+    """Wins of a block of union members, their first digit (level q - wins, then the top LOW
+    bits of f) counted in the run's first histogram, and the block's best member."""
     block = tl.program_id(0)
     run = tl.program_id(1)
     M = 2 * N
@@ -170,6 +205,13 @@ def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, seed, N, Q,
             wins += _bout(f, c, im & (left > 2), f_ptr, cf_ptr, run, N)
             wins += _bout(f, e, im & (left > 3), f_ptr, cf_ptr, run, N)
     tl.store(wins_ptr + run * M + i, wins, mask=im)
+    digit = Q - wins
+    if LOW > 0:
+        digit = (digit << LOW) | (_ordered(f, FP64) >> (BITS - LOW)).to(tl.int32)
+    # One atomic per member, not a per-program histogram first: tl.histogram of 4,096 bins
+    # is thousands of instructions per thread, and the atomics of a block hit few addresses.
+    tl.atomic_add(hist_ptr + run * PASSES * HB + digit, im.to(tl.int32), mask=im, sem="relaxed")
+    store_block_best(f, im, block, run, NB, block_f_ptr, block_i_ptr, BLOCK)
 
 
 @triton.jit
@@ -181,112 +223,124 @@ def _bout(f, word, live, f_ptr, cf_ptr, run, N):
 
 
 @triton.jit
-def _ordered(f, FP64: tl.constexpr):
-    """Unsigned integers in the order of the floats f (negative ones flipped, positive ones
-    with the sign bit set)."""
-    if FP64:  # (if/else, not an early return: the compiler builds both branches otherwise)
-        bits = f.to(tl.int64, bitcast=True)
-        u = bits.to(tl.uint64, bitcast=True)
-        key = tl.where(bits < 0, ~u, u | 0x8000000000000000)
-    else:
-        bits32 = f.to(tl.int32, bitcast=True)
-        u32 = bits32.to(tl.uint32, bitcast=True)
-        key = tl.where(bits32 < 0, ~u32, u32 | 0x80000000).to(tl.uint64)
-    return key
-
-
-@triton.jit
 def _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64: tl.constexpr):
     """Union members' keys: level q - wins (0 = won every bout) and f as ordered bits."""
     level = Q - tl.load(wins_ptr + run * 2 * N + i, mask=im, other=0)
     return level, _ordered(_union_f(f_ptr, cf_ptr, run, i, im, N), FP64)
 
 
-@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
-def _select(
-    f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, cand_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
-    counter_ptr, coef_ptr, N, D, Q,
-    HAS_TARGET: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr, LEVELS: tl.constexpr,
-    TILE: tl.constexpr, BLOCK_D: tl.constexpr,
-):
-    run = tl.program_id(0)
-    M = 2 * N
-    lanes = tl.arange(0, TILE)
+@triton.jit
+def _span(j, BITS: tl.constexpr, LOW: tl.constexpr):
+    """(shift, width) of pass j's digit in f's ordered bits: the top LOW bits for pass 0 (its
+    digit's higher bits are the level), then DIGIT_BITS at a time down to bit 0."""
+    top = BITS - LOW - _DIGIT_BITS * (j - 1)
+    shift = tl.maximum(top - _DIGIT_BITS, 0)
+    first = j == 0
+    return tl.where(first, BITS - LOW, shift), tl.where(first, LOW, top - shift)
 
-    # How many members at each level, and the best member of the union.
-    hist = tl.zeros((LEVELS,), dtype=tl.int32)
-    best_f = tl.zeros((TILE,), dtype=f_ptr.dtype.element_ty) + float("inf")
-    best_i = tl.zeros((TILE,), dtype=tl.int32)
-    for start in range(0, M, TILE):
-        i = start + lanes
-        im = i < M
-        level = Q - tl.load(wins_ptr + run * M + i, mask=im, other=0)
-        hist += tl.histogram(level, LEVELS, mask=im)
-        f = tl.where(im, _union_f(f_ptr, cf_ptr, run, i, im, N), float("inf"))
-        better = f < best_f
-        best_f = tl.where(better, f, best_f)
-        best_i = tl.where(better, i, best_i)
-    cum = tl.cumsum(hist, 0)
-    cut = tl.sum((cum < N).to(tl.int32), 0)  # the level that holds the N-th survivor
-    need = N - tl.sum(tl.where(tl.arange(0, LEVELS) < cut, hist, 0), 0)  # still to take there
 
-    # The need-th smallest f (as ordered bits) at that level, 8 bits at a time from the top:
-    # `prefix` holds the digits found, `high` marks their bits. The first pass walks the union
-    # and keeps the members at that level (their keys, in union order) in `cand_ptr`'s row;
-    # the later passes walk only those. A loop, not unrolled: unrolled, its 4-8 passes made
-    # this the longest kernel of FEP's first run to compile.
-    prefix = (cut * 0).to(tl.uint64)
-    high = (cut * 0).to(tl.uint64)
-    count = cut * 0
-    for start in range(0, M, TILE):
-        i = start + lanes
-        im = i < M
-        level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
-        at_cut = im & (level == cut)
-        slot = count + tl.cumsum(at_cut.to(tl.int32), 0) - 1
-        tl.store(cand_ptr + run * M + slot, u.to(tl.int64, bitcast=True), mask=at_cut)
-        count += tl.sum(at_cut.to(tl.int32), 0)
-    tl.debug_barrier()  # (the passes below read what other threads of this program stored)
-    for k in range(BITS // 8):
-        shift = BITS - 8 * (k + 1)
-        hist8 = tl.zeros((256,), dtype=tl.int32)
-        for start in range(0, count, TILE):
-            i = start + lanes
-            u = tl.load(cand_ptr + run * M + i, mask=i < count, other=0).to(tl.uint64, bitcast=True)
-            candidate = (i < count) & ((u & high) == prefix)
-            hist8 += tl.histogram(((u >> shift) & 255).to(tl.int32), 256, mask=candidate)
-        cum8 = tl.cumsum(hist8, 0)
-        digit = tl.sum((cum8 < need).to(tl.int32), 0)
-        need -= tl.sum(tl.where(tl.arange(0, 256) < digit, hist8, 0), 0)
-        prefix = prefix | (digit.to(tl.uint64) << shift)
-        high = high | ((digit * 0 + 255).to(tl.uint64) << shift)
+@triton.jit
+def _resolve(hist_ptr, state_ptr, run, j, HB: tl.constexpr, BITS: tl.constexpr, LOW: tl.constexpr,
+             PASSES: tl.constexpr):
+    """The key of the need-th survivor known through pass j: the state after pass j - 1 (slot
+    j: cut level, need still to take there, prefix of f's ordered bits and the mask of its
+    known bits) narrowed by pass j's histogram (the digit whose cumulative count reaches need)."""
+    state = state_ptr + (run * (PASSES + 1) + j) * 4
+    cut = tl.load(state).to(tl.int32)
+    need = tl.load(state + 1).to(tl.int32)
+    prefix = tl.load(state + 2).to(tl.uint64, bitcast=True)
+    high = tl.load(state + 3).to(tl.uint64, bitcast=True)
+    bins = tl.arange(0, _RESOLVE)
+    digit = need * 0
+    below = need * 0
+    seen = need * 0
+    for start in range(0, HB, _RESOLVE):  # (one chunk unless q >= 4,096)
+        h = tl.load(hist_ptr + (run * PASSES + j) * HB + start + bins)
+        under = (seen + tl.cumsum(h, 0)) < need
+        digit += tl.sum(under.to(tl.int32), 0)
+        below += tl.sum(tl.where(under, h, 0), 0)
+        seen += tl.sum(h, 0)
+    shift, width = _span(j, BITS, LOW)
+    if j == 0:  # pass 0's digit: the level, then LOW bits of f
+        cut = digit >> LOW
+        digit = digit & ((1 << LOW) - 1)
+    shift = tl.minimum(shift, BITS - 1)  # (no shift by BITS: pass 0 of LOW = 0 adds no bits)
+    prefix = prefix | (digit.to(tl.uint64) << shift.to(tl.uint64))
+    high = high | (((1 << width) - 1).to(tl.uint64) << shift.to(tl.uint64))
+    return cut, need - below, prefix, high
 
-    # Survivors: every key below (cut, prefix), and the first `need` equal to it.
-    taken = cut * 0
-    ties = cut * 0
-    for start in range(0, M, TILE):
-        i = start + lanes
-        im = i < M
-        level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
+
+@triton.jit(do_not_specialize=["k"])
+def _narrow(f_ptr, cf_ptr, wins_ptr, hist_ptr, state_ptr, count_ptr, k, N, Q,
+            FP64: tl.constexpr, BITS: tl.constexpr, LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr,
+            COUNT: tl.constexpr, TILE: tl.constexpr):
+    """Pass k of the survivors' selection, per tile of union members: every program resolves
+    pass k - 1 (program 0 stores the state), then counts its members' digits of pass k among
+    those that still match (COUNT: once every pass is resolved, its members below the
+    threshold key and equal to it, for `_keep`'s offsets)."""
+    t = tl.program_id(0)
+    run = tl.program_id(1)
+    cut, need, prefix, high = _resolve(hist_ptr, state_ptr, run, k - 1, HB, BITS, LOW, PASSES)
+    if t == 0:
+        state = state_ptr + (run * (PASSES + 1) + k) * 4
+        tl.store(state, cut.to(tl.int64))
+        tl.store(state + 1, need.to(tl.int64))
+        tl.store(state + 2, prefix.to(tl.int64, bitcast=True))
+        tl.store(state + 3, high.to(tl.int64, bitcast=True))
+    i = t * TILE + tl.arange(0, TILE)
+    im = i < 2 * N
+    level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
+    match = im & (level == cut) & ((u & high) == prefix)
+    if COUNT:  # (after the last pass, `high` covers every bit: `match` is u == prefix)
         below = im & ((level < cut) | ((level == cut) & (u < prefix)))
-        tie = im & (level == cut) & (u == prefix)
-        tie_rank = ties + tl.cumsum(tie.to(tl.int32), 0) - 1
-        keep = below | (tie & (tie_rank < need))
-        tl.store(keep_ptr + run * N + taken + tl.cumsum(keep.to(tl.int32), 0) - 1, i, mask=keep)
-        taken += tl.sum(keep.to(tl.int32), 0)
-        ties += tl.sum(tie.to(tl.int32), 0)
+        tl.store(count_ptr + (run * 2) * tl.num_programs(0) + t, tl.sum(below.to(tl.int32), 0))
+        tl.store(count_ptr + (run * 2 + 1) * tl.num_programs(0) + t, tl.sum(match.to(tl.int32), 0))
+    else:
+        shift, width = _span(k, BITS, LOW)
+        digit = ((u >> shift.to(tl.uint64)) & ((1 << width) - 1).to(tl.uint64)).to(tl.int32)
+        tl.atomic_add(hist_ptr + (run * PASSES + k) * HB + digit, match.to(tl.int32), mask=match, sem="relaxed")
 
-    # The engine's bookkeeping.
-    m, lane = tl.min(best_f, 0, return_indices=True)
-    b = tl.sum(tl.where(lanes == lane, best_i, 0), 0)
-    d = tl.arange(0, BLOCK_D)
-    dm = d < D
-    x = tl.load(x_ptr + (run.to(tl.int64) * N + b) * D + d, mask=where_row(dm, b < N), other=0.0)
-    x += tl.load(cx_ptr + (run.to(tl.int64) * N + b - N) * D + d, mask=where_row(dm, b >= N), other=0.0)
-    track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
-               HAS_TARGET)
-    if run == 0:
-        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
+
+@triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
+def _keep(f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, count_ptr, state_ptr, hist_ptr, block_f_ptr,
+          block_i_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, N, D, Q, P, NB,
+          HAS_TARGET: tl.constexpr, FP64: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr,
+          TILE: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr):
+    """Programs t < P: the survivors of tile t, in union order, at their places in `keep`
+    (every key below the threshold, and the first `need` equal to it, ties by index), and a
+    share of the histograms zeroed for the next generation. Program P: the engine's
+    bookkeeping (the best of the union always survives: it wins every bout)."""
+    t = tl.program_id(0)
+    run = tl.program_id(1)
+    if t < P:
+        state = state_ptr + (run * (PASSES + 1) + PASSES) * 4
+        cut = tl.load(state).to(tl.int32)
+        need = tl.load(state + 1).to(tl.int32)
+        threshold = tl.load(state + 2).to(tl.uint64, bitcast=True)
+        earlier = tl.arange(0, BLOCK_T)
+        below_before = tl.sum(tl.load(count_ptr + (run * 2) * P + earlier, mask=earlier < t, other=0), 0)
+        ties_before = tl.sum(tl.load(count_ptr + (run * 2 + 1) * P + earlier, mask=earlier < t, other=0), 0)
+        i = t * TILE + tl.arange(0, TILE)
+        im = i < 2 * N
+        level, u = _keys(f_ptr, cf_ptr, wins_ptr, run, i, im, N, Q, FP64)
+        below = im & ((level < cut) | ((level == cut) & (u < threshold)))
+        tie = im & (level == cut) & (u == threshold)
+        keep = below | (tie & (ties_before + tl.cumsum(tie.to(tl.int32), 0) - 1 < need))
+        taken = below_before + tl.minimum(ties_before, need)
+        tl.store(keep_ptr + run * N + taken + tl.cumsum(keep.to(tl.int32), 0) - 1, i, mask=keep)
+        for start in range(t * _RESOLVE, PASSES * HB, P * _RESOLVE):
+            z = start + tl.arange(0, _RESOLVE)
+            tl.store(hist_ptr + run * PASSES * HB + z, z * 0)
+    else:
+        m, b = reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B)
+        d = tl.arange(0, BLOCK_D)
+        dm = d < D
+        x = tl.load(x_ptr + (run.to(tl.int64) * N + b) * D + d, mask=where_row(dm, b < N), other=0.0)
+        x += tl.load(cx_ptr + (run.to(tl.int64) * N + b - N) * D + d, mask=where_row(dm, b >= N), other=0.0)
+        track_best(m, x, d, dm, run, D, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, tl.load(coef_ptr),
+                   HAS_TARGET)
+        if run == 0:
+            tl.store(counter_ptr, tl.load(counter_ptr) + 1)
 
 
 @triton.jit
@@ -326,17 +380,32 @@ class FusedFEP(FusedIteration):
         self.child_x = torch.empty(shape, device=device, dtype=dtype)
         self.child_eta = torch.empty(shape, device=device, dtype=dtype)
         self.child_f = torch.empty(runs, self.pop, device=device, dtype=dtype)
-        self.wins = torch.empty(runs, 2 * self.pop, device=device, dtype=torch.int32)
+        union = 2 * self.pop
+        self.wins = torch.empty(runs, union, device=device, dtype=torch.int32)
         self.keep = torch.empty(runs, self.pop, device=device, dtype=torch.int32)
-        self.cand = torch.empty(runs, 2 * self.pop, device=device, dtype=torch.int64)  # keys at the cut level
-        # The selection program (one per run) walks the union in tiles of select_tile members.
-        self.select_tile, self.select_warps = 4096, 8
+        # The selection's digits: pass 0 the level (q - wins, LEVEL_BITS) and the top `low`
+        # bits of f's ordered bits, in 2**12 bins (more if q >= 4,096); then DIGIT_BITS of f a pass.
+        self.bits = 64 if dtype == torch.float64 else 32
+        level_bits = self.q.bit_length()  # levels 0..q
+        self.low = max(0, DIGIT_BITS - level_bits)
+        self.bins = 2 ** max(DIGIT_BITS, level_bits)
+        self.passes = 1 + triton.cdiv(self.bits - self.low, DIGIT_BITS)
+        self.hist = torch.zeros(runs, self.passes, self.bins, device=device, dtype=torch.int32)  # zero between steps
+        # The threshold key known after each pass: (cut level, need, prefix, mask); slot 0 the start.
+        self.threshold = torch.zeros(runs, self.passes + 1, 4, device=device, dtype=torch.int64)
+        self.threshold[:, 0, 1] = self.pop
+        self.bouts = min(TOURNAMENT_BLOCK, triton.next_power_of_2(union))
+        self.union_blocks = triton.cdiv(union, self.bouts)
+        self.union_best_f = torch.empty(runs, self.union_blocks, device=device, dtype=dtype)
+        self.union_best_i = torch.empty(runs, self.union_blocks, device=device, dtype=torch.int64)
+        self.select_tile = SELECT_TILE
+        # Each selection program's members below and at the threshold, (runs, 2, programs) flat.
+        self.counts = torch.empty(runs * 2 * union, device=device, dtype=torch.int32)
         # Test hook, (runs, 2 * pop * q): opponents to use instead of Philox's.
         self.given_opponents: torch.Tensor | None = None
 
     def __call__(self, s, best_x, hit, it, best_f, record=None):
         out = self.other_buffers(s)
-        fp64 = s.x.dtype == torch.float64
         args = dict(
             x_ptr=s.x, eta_ptr=s.eta, cx_ptr=self.child_x, ceta_ptr=self.child_eta, cf_ptr=self.child_f,
             lower_ptr=self.lower, upper_ptr=self.upper, coef_ptr=self.coef, nan_ptr=self.problem.nan_evals,
@@ -346,24 +415,42 @@ class FusedFEP(FusedIteration):
             num_warps=self.num_warps, **self.random_args(s.x),
         )
         self.move_and_select(_mutate, args, self.child_x, self.child_f)
-        union = 2 * self.pop
-        given = self.given_opponents is not None
-        bouts = min(TOURNAMENT_BLOCK, triton.next_power_of_2(union))
-        launch(_tournament, (triton.cdiv(union, bouts), self.runs),
-            s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.seed,
-            self.pop, self.q, GIVEN=given, BLOCK=bouts, num_warps=4,
-        )
-        launch(_select, (self.runs,),
-            s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, self.cand, N=self.pop, D=self.dim, Q=self.q,
-            FP64=fp64, BITS=64 if fp64 else 32, LEVELS=triton.next_power_of_2(self.q + 1), TILE=min(self.select_tile, triton.next_power_of_2(union)),
-            BLOCK_D=self.block_d, num_warps=self.select_warps, **self.track_args(best_x, hit, it, best_f, record),
-        )
+        self.select(s, best_x, hit, it, best_f, record)
         launch(_survive, (self.blocks, self.runs),
             s.x, s.eta, s.f, self.child_x, self.child_eta, self.child_f, self.keep, out.x, out.eta, out.f,
             self.pop, self.dim, WIDE=s.x.numel() >= 2**31, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
             num_warps=self.num_warps,
         )
         return out, best_x, hit, it, best_f
+
+    def select(self, s, best_x, hit, it, best_f, record=None) -> None:
+        """The tournament and the survivors' union indices into `keep`, over many programs per
+        run: the mu smallest keys (q - wins, f) by a radix select whose passes are launches
+        (`_tournament` counts pass 0's digits, each `_narrow` resolves the pass before and
+        counts the next, the last counts each tile's members below and at the threshold),
+        then `_keep` places each tile's survivors; plus the engine's bookkeeping."""
+        union = 2 * self.pop
+        tile = max(self.select_tile, triton.next_power_of_2(triton.cdiv(union, SELECT_PROGRAMS)))
+        programs = triton.cdiv(union, tile)
+        keys = dict(FP64=self.bits == 64, BITS=self.bits, LOW=self.low, HB=self.bins, PASSES=self.passes)
+        given = self.given_opponents is not None
+        launch(_tournament, (self.union_blocks, self.runs),
+            s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.hist,
+            self.union_best_f, self.union_best_i, self.seed, self.pop, self.q, self.union_blocks, GIVEN=given,
+            BLOCK=self.bouts, num_warps=4, **keys,
+        )
+        for k in range(1, self.passes + 1):
+            launch(_narrow, (programs, self.runs),
+                s.f, self.child_f, self.wins, self.hist, self.threshold, self.counts, k, self.pop, self.q,
+                COUNT=k == self.passes, TILE=tile, num_warps=4, **keys,
+            )
+        launch(_keep, (programs + 1, self.runs),
+            s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, self.counts, self.threshold, self.hist,
+            self.union_best_f, self.union_best_i, N=self.pop, D=self.dim, Q=self.q, P=programs, NB=self.union_blocks,
+            FP64=self.bits == 64, HB=self.bins, PASSES=self.passes, TILE=tile,
+            BLOCK_T=triton.next_power_of_2(programs), BLOCK_B=min(4096, triton.next_power_of_2(self.union_blocks)),
+            BLOCK_D=self.block_d, num_warps=4, **self.track_args(best_x, hit, it, best_f, record),
+        )
 
 
 #: The host side the engine builds for this algorithm (see engine/kernels/__init__.py).
