@@ -53,7 +53,11 @@ def _on_sphere(angles: Tensor, g: Tensor, alpha: float = 1.0) -> Tensor:
     """f_i = (1 + g) prod_{j < M-1-i} cos(a_j pi/2) * sin(a_{M-1-i} pi/2) (no sine for i = 0),
     with a = angles ** alpha: the spherical front scaled by 1 + g."""
     a = angles if alpha == 1.0 else angles**alpha
-    cos, sin = torch.cos(a * (math.pi / 2)), torch.sin(a * (math.pi / 2))
+    # cos of an angle in [0, pi/2] is >= 0, but in float32 cos(fl(pi/2)) = -4.4e-8: points on the
+    # box's edge (a = 1, where SBX and PM clip) would then be better in that objective the larger
+    # their g, and such points, extreme and non-dominated, stayed in NSGA-II's fronts (float64's
+    # cos(fl(pi/2)) = 6.1e-17 > 0 is unchanged, so the values stay pymoo's)
+    cos, sin = torch.cos(a * (math.pi / 2)).clamp(min=0), torch.sin(a * (math.pi / 2))
     ones = torch.ones_like(g).unsqueeze(-1)
     cos_prefix = torch.cat([ones, cos.cumprod(-1)], -1)  # products of the first 0 .. M-1 cosines
     last_sin = torch.cat([ones, sin.flip(-1)], -1)
