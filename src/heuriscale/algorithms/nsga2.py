@@ -208,6 +208,7 @@ def tournament(order: torch.Tensor, coins: torch.Tensor, rank: torch.Tensor, cro
     a_wins = (ra < rb) | ((ra == rb) & ((ca > cb) | ((ca == cb) & (coins < 0.5))))
     return torch.where(a_wins, a, b)
 
+
 @torch.library.custom_op("heuriscale::nsga2_survivors", mutates_args=())
 def survivors(x: torch.Tensor, F: torch.Tensor, rank: torch.Tensor, violation: torch.Tensor, tie: torch.Tensor,
               n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
