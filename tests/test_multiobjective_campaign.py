@@ -87,6 +87,25 @@ def test_report_tests_hypervolume_upwards_and_igd_downwards(tmp_path):
     assert "error" not in rows[0] and float(rows[0]["hv"]) == pytest.approx(runs[0]["hv"])
 
 
+
+def test_a_rebuilt_report_keeps_the_fronts_figure_runs_csv_cannot_hold(tmp_path):
+    """rebuild_report reads runs.csv, which has each run's indicators but not its front: the
+    figure drawn when the campaign ran stays in the report, which comes out the same."""
+    import json
+
+    from heuriscale.studies.compare import rebuild_report
+
+    meta = {"suite": "zdt", "reference": "far", "alpha": 0.05, "fractions": [1.0], "budgets": {30: 25_000},
+            "indicators": INDICATORS}
+    truths = {"zdt1": hs.get_problem("zdt1").pareto_front().numpy()}
+    first = write_report(_runs(np.random.default_rng(0)), meta, tmp_path, formats=("md", "csv"), truths=truths)
+    (tmp_path / "campaign.json").write_text(json.dumps({"meta": meta}))
+    rebuilt = rebuild_report(tmp_path, formats=("md", "csv"))
+    assert "## Final fronts" in first["md"].read_text()
+    assert rebuilt["md"].read_text() == first["md"].read_text() and rebuilt["fronts"] == first["fronts"]
+    (tmp_path / "fronts.png").unlink()  # without the figure, no section points at a missing file
+    assert "## Final fronts" not in rebuild_report(tmp_path, formats=("md",))["md"].read_text()
+
 def test_fronts_figure_draws_three_objectives(tmp_path):
     from heuriscale.viz.fronts import front_panels
 

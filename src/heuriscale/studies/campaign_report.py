@@ -85,6 +85,10 @@ def write_report(runs: list[dict], meta: dict, out_dir, formats=FORMATS, truths:
             written[name] = _write_comparisons(out / f"{name}.csv", tests.get(indicator["key"], {}), ref)
     if truths is not None and draw:
         blocks += _fronts_figure(runs, truths, algorithms, meta, out, written)
+    elif draw and indicators != [ERROR] and (out / "fronts.png").is_file():
+        # a report rebuilt from runs.csv, which holds no fronts: the figure drawn when the campaign ran stays
+        blocks += [("h2", "Final fronts"), ("figure", out / "fronts.png", FRONTS_CAPTION)]
+        written["fronts"] = out / "fronts.png"
     if "md" in formats:
         written["md"] = _write(out / "report.md", _markdown(blocks))
     if "html" in formats:
@@ -258,9 +262,11 @@ def _fronts_figure(runs, truths, algorithms, meta, folder, written) -> list:
         return []
     path = front_panels(fronts, truths, folder / "fronts.png", f"Final fronts, {meta.get('suite', '')}")
     written[path.stem] = path
-    return [("h2", "Final fronts"),
-            ("figure", path, "Each algorithm's final non-dominated set in its median-hypervolume run (the lower "
-             "median), over the true Pareto front (grey).")]
+    return [("h2", "Final fronts"), ("figure", path, FRONTS_CAPTION)]
+
+
+FRONTS_CAPTION = ("Each algorithm's final non-dominated set in its median-hypervolume run (the lower median), over "
+                  "the true Pareto front (grey).")
 
 
 def _mean_cell(s):
