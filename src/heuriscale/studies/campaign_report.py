@@ -489,8 +489,9 @@ def rebuild_report(folder: str | Path, formats=FORMATS) -> dict[str, Path]:
     (no results store, no run): for a committed campaign whose store is elsewhere, after a
     change to how reports are written. The errors are taken as runs.csv has them, with the
     convention of `statistics.reported_error`; a runs.csv written when CEC 2022 recorded errors
-    below 1e-8 as 1e-8 (campaign.json: "recorded_as": 1e-08) has those read as 0. Returns the
-    files written, as `compare` does."""
+    below 1e-8 as 1e-8 (campaign.json: "recorded_as": 1e-08) has those read as 0. runs.csv holds
+    no fronts: a multi-objective report keeps the fronts.png drawn when the campaign ran.
+    Returns the files written, as `compare` does."""
     folder = Path(folder)
     doc = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
     meta = doc["meta"]
