@@ -23,8 +23,12 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
+# The default run spreads the test files over worker processes (pytest-xdist), one per core,
+# at most 4 (TEST_WORKERS=0: all in this process).
+TEST_WORKERS ?= auto
+
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 test-gpu: setup
 	$(BIN)/python -m pytest -m gpu
