@@ -371,3 +371,52 @@ def test_a_graph_capture_builds_no_kernel_that_the_set_up_did_not():
         assert phases[name]["setup"], f"{name}: the set-up built no kernel"  # (the hook works)
         assert phases[name]["row_1_offset"] != 0  # (the case in point: a history row off 16 bytes)
         assert phases[name]["graph"] == [], f"{name}: built {phases[name]['graph']} after its set-up"
+
+
+#: torch operations that make the host wait for the device (a tensor read as a Python number or
+#: truth value, or sized by its values).
+_WAITING_OPS = {"aten._local_scalar_dense.default", "aten.is_nonzero.default", "aten.item.default",
+                "aten.nonzero.default", "aten.equal.default", "aten.masked_select.default", "aten.unique_dim.default",
+                "aten._unique2.default"}
+
+
+def test_between_replayed_chunks_the_runner_launches_three_copies_and_never_waits(monkeypatch):
+    """The host's work between two replays of a chunk, with a stand-in for the CUDA graph (on
+    the CPU): the chunk's history rows kept (a copy for the milestones, a slice and a copy for
+    the samples), nothing read back to the host. Any per-chunk read or bookkeeping added there
+    runs while the GPU waits at every chunk boundary."""
+    from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+
+    from heuriscale.engine import runner as runner_module
+
+    counted: list[str] = []
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            counted.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class StandIn:  # GraphStepper's interface; its replay steps eagerly, uncounted
+        def __init__(self, advance, carry, chunk, compile_step, counters=(), sample=None):
+            self.advance, self.chunk, self.static, self.samples = advance, chunk, carry, []
+            self.history = torch.empty(chunk, *carry[-1].shape, dtype=carry[-1].dtype)
+
+        def load(self, carry):
+            self.static = carry
+
+        def replay(self):
+            with _disable_current_modes():  # (uncounted, and at full speed)
+                for k in range(self.chunk):
+                    self.static = self.advance(*self.static, record=self.history[k])
+            return self.static
+
+    monkeypatch.setattr(runner_module, "GraphStepper", StandIn)
+    monkeypatch.setattr(runner_module.Runner, "replays_graphs", property(lambda self: True))
+    chunk, chunks = 4, 8  # 32 rows: fewer than the milestones' PENDING_ROWS, read when the result is
+    runner = hs.Runner("fep-f5", hs.FEP(pop_size=16), device="cpu", seed=0, chunk=chunk, runs=2)
+    runner.step(chunk)  # (the stand-in is built)
+    with Count():
+        runner.step(chunks * chunk)
+    assert isinstance(runner._stepper, StandIn) and runner.iteration == (chunks + 1) * chunk  # (chunks replayed)
+    assert not _WAITING_OPS & set(counted), counted
+    assert len(counted) <= 3 * chunks, sorted(set(counted))
