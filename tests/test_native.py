@@ -24,7 +24,7 @@ from registered import with_kernels
 
 ROOT = Path(__file__).parent.parent
 
-PROBLEMS = {  # computed inside the kernel, but for cec2022-f1 (evaluated by the problem)
+PROBLEMS = {  # all computed inside the kernels
     "sphere": lambda: hs.get_problem("sphere", dim=5),
     "euclidean": lambda: hs.get_problem("euclidean", dim=2),
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
