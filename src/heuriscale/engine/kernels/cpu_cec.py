@@ -198,14 +198,20 @@ def shift_rotate(x, data, shift, rotation, rate, rotated, offset, work):
     n = x.shape[0]
     for i in range(n):
         work[i] = (np.float64(x[i]) - data[shift + i]) * rate
-    for i in range(n):
-        if rotated:
-            acc, row = 0.0, rotation + i * n
-            for j in range(n):
-                acc += work[j] * data[row + j]
-            work[n + i] = acc + offset
-        else:
+    if not rotated:
+        for i in range(n):
             work[n + i] = work[i] + offset
+        return
+    # z_i = sum_j y_j M_ij, each in the order j = 0, 1, ...; j outside, so that the n sums
+    # advance side by side instead of waiting on one another's additions
+    for i in range(n):
+        work[n + i] = 0.0
+    for j in range(n):
+        y = work[j]
+        for i in range(n):
+            work[n + i] += y * data[rotation + i * n + j]
+    for i in range(n):
+        work[n + i] += offset
 
 
 @inner
