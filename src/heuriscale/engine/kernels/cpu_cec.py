@@ -10,11 +10,15 @@ fdata after the address):
     [structure, components K, bias, shift/rotation sets S,
      K records of RECORD numbers (basic function, rate, rotated, offset, scale, bias, delta,
      segment start, segment size),
-     S shifts (D each), S rotations (D x D each, row-major), the shuffle (D, hybrids only)]
+     S shifts (D each), S rotations (D x D each, by columns), the shuffle (D, hybrids only)]
 
 A simple function is one component on shift 0; a hybrid shifts and rotates once, shuffles,
 and gives each component a segment; a composition gives component k shift and rotation k
 and weighs the components' values by closeness to each shift.
+
+The compiled wrapper that calls `cec_row` is cached beside `cpu_objectives.py`, and Numba's
+disk cache checks only that file: after editing this one (or `cpu_classic.py`), touch
+`cpu_objectives.py`, or its cached wrapper keeps the old code.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def packed(problem: cec2022.CEC2022) -> list[float]:
     sets = len(records) if structure == COMPOSITION else 1
     numbers = [float(structure), float(len(records)), float(cec2022.BIAS[fn]), float(sets)]
     numbers += [float(v) for r in records for v in r]
-    tensors = [problem.shifts[:sets], problem.rotations[:sets]]
+    tensors = [problem.shifts[:sets], problem.rotations[:sets].transpose(1, 2)]  # by columns: see shift_rotate
     if structure == HYBRID:
         tensors.append(problem.shuffle)
     for t in tensors:
@@ -194,7 +198,7 @@ def basic(which, z):
 @inner
 def shift_rotate(x, data, shift, rotation, rate, rotated, offset, work):
     """`sr_func`: y = (x - o) * rate into work[:n], z = M y (or y) + offset into work[n:2n];
-    o at data[shift:], M at data[rotation:] (row-major)."""
+    o at data[shift:], M at data[rotation:] by columns (M^T row-major)."""
     n = x.shape[0]
     for i in range(n):
         work[i] = (np.float64(x[i]) - data[shift + i]) * rate
@@ -202,14 +206,15 @@ def shift_rotate(x, data, shift, rotation, rate, rotated, offset, work):
         for i in range(n):
             work[n + i] = work[i] + offset
         return
-    # z_i = sum_j y_j M_ij, each in the order j = 0, 1, ...; j outside, so that the n sums
-    # advance side by side instead of waiting on one another's additions
+    # z_i = sum_j y_j M_ij, each in the order j = 0, 1, ...; j outside (over a column of M,
+    # contiguous), so that the n sums advance side by side instead of each waiting on its
+    # own previous addition
     for i in range(n):
         work[n + i] = 0.0
     for j in range(n):
-        y = work[j]
+        y, column = work[j], rotation + j * n
         for i in range(n):
-            work[n + i] += y * data[rotation + i * n + j]
+            work[n + i] += y * data[column + i]
     for i in range(n):
         work[n + i] += offset
 
