@@ -23,11 +23,15 @@ is never built or sorted:
     float32 and 5 in float64), then one that counts each tile's members below the mu-th key
     and equal to it.
   - `_keep`, per tile: the tile's survivors (ties at the mu-th key by index) at their
-    places in `keep`, after those of the tiles before it (from their counts); the
-    histograms zeroed for the next generation; one more program does the engine's
-    bookkeeping (the best of the union always survives: it wins every bout).
-- `_survive`, per block of survivors: parents' or offspring's rows gathered into the next
-  population (the other of two state buffers, as the parents are still being read).
+    places in `keep`, after those of the tiles before it (from their counts), and their
+    rows, parents' or offspring's, there in the next population (the other of two state
+    buffers, as the parents are still being read); the histograms zeroed for the next
+    generation; one more program does the engine's bookkeeping (the best of the union
+    always survives: it wins every bout).
+
+Each launch is a node of a replayed graph, and on an H200 a dependent node costs about a
+microsecond of its own: a generation is six launches, and on Hopper they use programmatic
+dependent launch (each starts while the one before it ends; `_after_previous`).
 
 Survivors come out in union order, eager's in key order; the order of a population has no
 effect on the algorithm (opponents are drawn uniformly), and the tests compare the two as sets.
@@ -42,7 +46,13 @@ import torch
 import triton
 import triton.language as tl
 
+try:
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # a Triton before 3.3: no programmatic dependent launch (pdl_available)
+    gdc_launch_dependents = gdc_wait = None
+
 from ....algorithms.fep import learning_rates
+from ....triton_ahead import interpreted
 from ..cuda_common import (
     FusedIteration,
     interleave,
@@ -69,8 +79,23 @@ SELECT_TILE, SELECT_PROGRAMS = 128, 1024
 DIGIT_BITS = 12
 _DIGIT_BITS = tl.constexpr(DIGIT_BITS)
 _RESOLVE = tl.constexpr(2**DIGIT_BITS)
+#: Launch the iteration's kernels with programmatic dependent launch where the GPU has it
+#: (Hopper and later): each launch starts while the one before it finishes, instead of after.
+USE_PDL = True
 _TWO_PI = tl.constexpr(6.283185307179586)
 _PI = tl.constexpr(3.141592653589793)
+
+
+@triton.jit
+def _after_previous(PDL: tl.constexpr):
+    """With programmatic dependent launch (PDL), this launch may start while the one before
+    it still runs: wait here, before any memory access, until it has finished and its writes
+    are visible, then let the next launch start early too. Every kernel of the iteration
+    calls this first, so each one waits for all before it (a launch finishes only after its
+    own wait)."""
+    if PDL:
+        gdc_wait()
+        gdc_launch_dependents()
 
 
 @triton.jit
@@ -108,7 +133,9 @@ def _mutate(
     FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr,
     WIDE: tl.constexpr, GAUSSIAN: tl.constexpr, ETA_FLOOR: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
+    PDL: tl.constexpr = False,
 ):
+    _after_previous(PDL)
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
 
     if MOVE:
@@ -179,9 +206,10 @@ def _ordered(f, FP64: tl.constexpr):
 @triton.jit
 def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, hist_ptr, block_f_ptr, block_i_ptr, seed, N, Q,
                 NB, GIVEN: tl.constexpr, BLOCK: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr,
-                LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr):
+                LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr, PDL: tl.constexpr = False):
     """Wins of a block of union members, their first digit (level q - wins, then the top LOW
     bits of f) counted in the run's first histogram, and the block's best member."""
+    _after_previous(PDL)
     block = tl.program_id(0)
     run = tl.program_id(1)
     M = 2 * N
@@ -273,11 +301,12 @@ def _resolve(hist_ptr, state_ptr, run, j, HB: tl.constexpr, BITS: tl.constexpr, 
 @triton.jit(do_not_specialize=["k"])
 def _narrow(f_ptr, cf_ptr, wins_ptr, hist_ptr, state_ptr, count_ptr, k, N, Q,
             FP64: tl.constexpr, BITS: tl.constexpr, LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr,
-            COUNT: tl.constexpr, TILE: tl.constexpr):
+            COUNT: tl.constexpr, TILE: tl.constexpr, PDL: tl.constexpr = False):
     """Pass k of the survivors' selection, per tile of union members: every program resolves
     pass k - 1 (program 0 stores the state), then counts its members' digits of pass k among
     those that still match (COUNT: once every pass is resolved, its members below the
     threshold key and equal to it, for `_keep`'s offsets)."""
+    _after_previous(PDL)
     t = tl.program_id(0)
     run = tl.program_id(1)
     cut, need, prefix, high = _resolve(hist_ptr, state_ptr, run, k - 1, HB, BITS, LOW, PASSES)
@@ -302,14 +331,18 @@ def _narrow(f_ptr, cf_ptr, wins_ptr, hist_ptr, state_ptr, count_ptr, k, N, Q,
 
 
 @triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
-def _keep(f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, count_ptr, state_ptr, hist_ptr, block_f_ptr,
-          block_i_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr, counter_ptr, coef_ptr, N, D, Q, P, NB,
+def _keep(f_ptr, cf_ptr, x_ptr, cx_ptr, eta_ptr, ceta_ptr, ox_ptr, oeta_ptr, of_ptr, wins_ptr, keep_ptr, count_ptr,
+          state_ptr, hist_ptr, block_f_ptr, block_i_ptr, best_x_ptr, best_f_ptr, hit_ptr, it_ptr, record_ptr,
+          counter_ptr, coef_ptr, N, D, Q, P, NB,
           HAS_TARGET: tl.constexpr, FP64: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr,
-          TILE: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr):
+          TILE: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
+          BLOCK_C: tl.constexpr, PDL: tl.constexpr = False):
     """Programs t < P: the survivors of tile t, in union order, at their places in `keep`
-    (every key below the threshold, and the first `need` equal to it, ties by index), and a
-    share of the histograms zeroed for the next generation. Program P: the engine's
-    bookkeeping (the best of the union always survives: it wins every bout)."""
+    (every key below the threshold, and the first `need` equal to it, ties by index), their
+    rows (x, eta, f) there in the next population (`ox`, `oeta`, `of`), and a share of the
+    histograms zeroed for the next generation. Program P: the engine's bookkeeping (the best
+    of the union always survives: it wins every bout)."""
+    _after_previous(PDL)
     t = tl.program_id(0)
     run = tl.program_id(1)
     if t < P:
@@ -327,7 +360,10 @@ def _keep(f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, count_ptr, state_ptr
         tie = im & (level == cut) & (u == threshold)
         keep = below | (tie & (ties_before + tl.cumsum(tie.to(tl.int32), 0) - 1 < need))
         taken = below_before + tl.minimum(ties_before, need)
-        tl.store(keep_ptr + run * N + taken + tl.cumsum(keep.to(tl.int32), 0) - 1, i, mask=keep)
+        slot = taken + tl.cumsum(keep.to(tl.int32), 0) - 1
+        tl.store(keep_ptr + run * N + slot, i, mask=keep)
+        _move_survivors(f_ptr, cf_ptr, x_ptr, cx_ptr, eta_ptr, ceta_ptr, ox_ptr, oeta_ptr, of_ptr, run, i, keep, slot,
+                        N, D, BLOCK_C)
         for start in range(t * _RESOLVE, PASSES * HB, P * _RESOLVE):
             z = start + tl.arange(0, _RESOLVE)
             tl.store(hist_ptr + run * PASSES * HB + z, z * 0)
@@ -344,24 +380,36 @@ def _keep(f_ptr, cf_ptr, x_ptr, cx_ptr, wins_ptr, keep_ptr, count_ptr, state_ptr
 
 
 @triton.jit
-def _survive(x_ptr, eta_ptr, f_ptr, cx_ptr, ceta_ptr, cf_ptr, keep_ptr, ox_ptr, oeta_ptr, of_ptr, N, D,
-             WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr):
-    block, run, j, d, jm, dm, mask, row, off = tile(N, D, BLOCK_P, BLOCK_D, WIDE)  # survivor j's new row
-    src = tl.load(keep_ptr + row, mask=jm, other=0)  # its union index
-    parent = jm & (src < N)
-    child = jm & (src >= N)
-    src_row = row - j + src  # the parent's row; the offspring's row + N
-    p_off = src_row[:, None] * D + d[None, :]
-    c_off = p_off - N * D
-    pmask = parent[:, None] & dm[None, :]
-    cmask = child[:, None] & dm[None, :]
-    x = tl.load(x_ptr + p_off, mask=pmask, other=0.0) + tl.load(cx_ptr + c_off, mask=cmask, other=0.0)
-    eta = tl.load(eta_ptr + p_off, mask=pmask, other=0.0) + tl.load(ceta_ptr + c_off, mask=cmask, other=0.0)
-    f = tl.where(parent, tl.load(f_ptr + src_row, mask=parent, other=0.0),
-                 tl.load(cf_ptr + src_row - N, mask=child, other=0.0))
-    tl.store(ox_ptr + off, x, mask=mask)
-    tl.store(oeta_ptr + off, eta, mask=mask)
-    tl.store(of_ptr + row, f, mask=jm)
+def _move_survivors(f_ptr, cf_ptr, x_ptr, cx_ptr, eta_ptr, ceta_ptr, ox_ptr, oeta_ptr, of_ptr, run, i, keep, slot,
+                    N, D, BLOCK_C: tl.constexpr):
+    """Union members i that `keep` marks: their rows (parent i for i < N, else offspring
+    i - N) to row `slot` of the next population, BLOCK_C coordinates at a time."""
+    parent = keep & (i < N)
+    child = keep & (i >= N)
+    base = run.to(tl.int64) * N
+    src = base + tl.where(parent, i, i - N)
+    dst = base + slot
+    tl.store(of_ptr + dst, tl.where(parent, tl.load(f_ptr + src, mask=parent, other=0.0),
+                                    tl.load(cf_ptr + src, mask=child, other=0.0)), mask=keep)
+    for start in range(0, D, BLOCK_C):
+        d = start + tl.arange(0, BLOCK_C)
+        dm = (d < D)[None, :]
+        s_off = src[:, None] * D + d[None, :]
+        d_off = dst[:, None] * D + d[None, :]
+        pmask = parent[:, None] & dm
+        cmask = child[:, None] & dm
+        x = tl.load(x_ptr + s_off, mask=pmask, other=0.0) + tl.load(cx_ptr + s_off, mask=cmask, other=0.0)
+        eta = tl.load(eta_ptr + s_off, mask=pmask, other=0.0) + tl.load(ceta_ptr + s_off, mask=cmask, other=0.0)
+        tl.store(ox_ptr + d_off, x, mask=keep[:, None] & dm)
+        tl.store(oeta_ptr + d_off, eta, mask=keep[:, None] & dm)
+
+
+def pdl_available(device: torch.device) -> bool:
+    """Whether kernels on `device` can use programmatic dependent launch: a CUDA GPU of compute
+    capability 9.0 or later, compiled kernels (not Triton's interpreter) and a Triton that
+    has it (3.3 and later: `tl.extra.cuda.gdc_wait`)."""
+    return (device.type == "cuda" and not interpreted() and gdc_wait is not None
+            and torch.cuda.get_device_capability(device)[0] >= 9)
 
 
 class FusedFEP(FusedIteration):
@@ -373,6 +421,7 @@ class FusedFEP(FusedIteration):
         eta_min = 0.0 if algorithm.eta_min is None else algorithm.eta_min
         super().__init__(problem, runs, algorithm.pop_size, block_p, [tau, tau_prime, eta_min], target, seed)
         self.q = algorithm.q
+        self.pdl = dict(PDL=True, launch_pdl=True) if USE_PDL and pdl_available(self.lower.device) else {}
         self.gaussian = algorithm.mutation == "gaussian"
         self.eta_floor = algorithm.eta_min is not None
         device, dtype = self.lower.device, self.lower.dtype
@@ -412,23 +461,19 @@ class FusedFEP(FusedIteration):
             counter_ptr=self.counter, it_ptr=it, P=self.pop, D=self.dim, FITNESS=self.fitness,
             USER_FN=self.user_fn,
             GAUSSIAN=self.gaussian, ETA_FLOOR=self.eta_floor, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
-            num_warps=self.num_warps, **self.random_args(s.x),
+            num_warps=self.num_warps, **self.random_args(s.x), **self.pdl,
         )
         self.move_and_select(_mutate, args, self.child_x, self.child_f)
-        self.select(s, best_x, hit, it, best_f, record)
-        launch(_survive, (self.blocks, self.runs),
-            s.x, s.eta, s.f, self.child_x, self.child_eta, self.child_f, self.keep, out.x, out.eta, out.f,
-            self.pop, self.dim, WIDE=s.x.numel() >= 2**31, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
-            num_warps=self.num_warps,
-        )
+        self.select(s, best_x, hit, it, best_f, record, out)
         return out, best_x, hit, it, best_f
 
-    def select(self, s, best_x, hit, it, best_f, record=None) -> None:
-        """The tournament and the survivors' union indices into `keep`, over many programs per
-        run: the mu smallest keys (q - wins, f) by a radix select whose passes are launches
-        (`_tournament` counts pass 0's digits, each `_narrow` resolves the pass before and
-        counts the next, the last counts each tile's members below and at the threshold),
-        then `_keep` places each tile's survivors; plus the engine's bookkeeping."""
+    def select(self, s, best_x, hit, it, best_f, record=None, out=None) -> None:
+        """The tournament and the survivors into `out` (their union indices into `keep`), over
+        many programs per run: the mu smallest keys (q - wins, f) by a radix select whose
+        passes are launches (`_tournament` counts pass 0's digits, each `_narrow` resolves the
+        pass before and counts the next, the last counts each tile's members below and at the
+        threshold), then `_keep` places each tile's survivors; plus the engine's bookkeeping."""
+        out = self.other_buffers(s) if out is None else out
         union = 2 * self.pop
         tile = max(self.select_tile, triton.next_power_of_2(triton.cdiv(union, SELECT_PROGRAMS)))
         programs = triton.cdiv(union, tile)
@@ -437,19 +482,21 @@ class FusedFEP(FusedIteration):
         launch(_tournament, (self.union_blocks, self.runs),
             s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.hist,
             self.union_best_f, self.union_best_i, self.seed, self.pop, self.q, self.union_blocks, GIVEN=given,
-            BLOCK=self.bouts, num_warps=4, **keys,
+            BLOCK=self.bouts, num_warps=4, **keys, **self.pdl,
         )
         for k in range(1, self.passes + 1):
             launch(_narrow, (programs, self.runs),
                 s.f, self.child_f, self.wins, self.hist, self.threshold, self.counts, k, self.pop, self.q,
-                COUNT=k == self.passes, TILE=tile, num_warps=4, **keys,
+                COUNT=k == self.passes, TILE=tile, num_warps=4, **keys, **self.pdl,
             )
         launch(_keep, (programs + 1, self.runs),
-            s.f, self.child_f, s.x, self.child_x, self.wins, self.keep, self.counts, self.threshold, self.hist,
+            s.f, self.child_f, s.x, self.child_x, s.eta, self.child_eta, out.x, out.eta, out.f, self.wins, self.keep,
+            self.counts, self.threshold, self.hist,
             self.union_best_f, self.union_best_i, N=self.pop, D=self.dim, Q=self.q, P=programs, NB=self.union_blocks,
             FP64=self.bits == 64, HB=self.bins, PASSES=self.passes, TILE=tile,
             BLOCK_T=triton.next_power_of_2(programs), BLOCK_B=min(4096, triton.next_power_of_2(self.union_blocks)),
-            BLOCK_D=self.block_d, num_warps=4, **self.track_args(best_x, hit, it, best_f, record),
+            BLOCK_D=self.block_d, BLOCK_C=min(self.block_d, max(1, 4096 // tile)), num_warps=4,
+            **self.track_args(best_x, hit, it, best_f, record), **self.pdl,
         )
 
 
