@@ -38,7 +38,11 @@ import triton
 import triton.language as tl
 
 import heuriscale as hs
-from heuriscale.engine.kernels.fep import cuda as fep_cuda
+
+try:
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # a Triton before 3.3: no programmatic dependent launch
+    gdc_launch_dependents = gdc_wait = None
 
 CONFIGS = {
     "fep": lambda: (hs.get_problem("fep-f5"), hs.FEP(pop_size=6400)),
@@ -82,23 +86,17 @@ class _Timed:
         return busy, gaps
 
 
-def variant(pdl: bool) -> None:
-    """FEP's kernels with or without programmatic dependent launch (a no-op on trees without it)."""
-    fep_cuda.USE_PDL = pdl
-
-
 def _runner(name: str, chunk: int) -> hs.Runner:
     problem, algorithm = CONFIGS[name]()
     return hs.Runner(problem, algorithm.with_horizon(ITERS), engine="fused", device="cuda", seed=0, chunk=chunk)
 
 
-def run_case(name: str, chunk: int, mode: str, pdl: bool) -> dict:
+def run_case(name: str, chunk: int, mode: str) -> dict:
     """A whole run of ITERS generations after its first chunk (which builds and captures): the
     wall time per generation, and from CUDA events each replay's device time per generation,
     in order (does it change as the population converges?), and the idle gaps between them.
     `mode`: "runner" (`Runner.step`, replays back to back), "isolated" (a synchronisation
     before each chunk), "raw" (the graph's replays back to back, without the Runner's work)."""
-    variant(pdl)
     runner = _runner(name, chunk)
     runner.step(chunk)
     torch.cuda.synchronize()
@@ -127,43 +125,42 @@ def run_case(name: str, chunk: int, mode: str, pdl: bool) -> dict:
     wall = time.perf_counter() - t0
     busy, gaps = timed.spans()
     timed.restore()
-    return {"algorithm": name, "chunk": chunk, "mode": mode, "pdl": pdl, "generations": chunks * chunk,
+    return {"algorithm": name, "chunk": chunk, "mode": mode, "generations": chunks * chunk,
             "wall_per_gen_us": round(wall / (chunks * chunk) * 1e6, 2),
             "device_per_gen_us": [round(b / chunk * 1e6, 2) for b in busy],
             "gap_before_next_us": _median_us(gaps), "replay_call_us": _median_us(timed.host),
             "synchronising_calls": sorted({str(w.message)[:120] for w in caught})}
 
 
-def kernel_case(name: str, pdl: bool, windows=(64, 512, 1536)) -> dict:
+def kernel_case(name: str, windows=(64, 512, 1536)) -> dict:
     """Each kernel's device time per generation (torch profiler) over one chunk of 64 that
     starts at each of `windows` (generations): early and late in a run."""
     from torch.profiler import ProfilerActivity, profile
 
-    variant(pdl)
     runner = _runner(name, 64)
-    out: dict = {"algorithm": name, "pdl": pdl}
+    out: dict = {"algorithm": name}
     for start in windows:
         runner.step(start - runner.iteration)
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             runner.step(64)
             torch.cuda.synchronize()
-        rows = {e.key[:40]: round((getattr(e, "device_time_total", 0) or e.cuda_time_total) / 64, 2)
-                for e in prof.key_averages() if (getattr(e, "device_time_total", 0) or e.cuda_time_total) > 0}
+        device = {e.key[:40]: getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0.0)
+                  for e in prof.key_averages()}
+        rows = {k: round(t / 64, 2) for k, t in device.items() if t > 0}
         out[f"from_{start}"] = {"sum_us": round(sum(rows.values()), 2), "kernels_us": rows}
     return out
 
 
-def identity_case(name: str, pdl: bool, iters: int = 320) -> dict:
+def identity_case(name: str, iters: int = 320) -> dict:
     """A digest of the population and best values after `iters` generations (seed 0): equal
     digests from two trees or variants mean bit-identical runs."""
-    variant(pdl)
     runner = _runner(name, 64)
     runner.step(iters)
     digest = hashlib.sha256()
     for t in (runner.state.x, runner.state.f, getattr(runner.state, "eta", runner.state.x), runner.best_f, runner.best_x):
         digest.update(t.detach().cpu().contiguous().numpy().tobytes())
-    return {"algorithm": name, "pdl": pdl, "iters": iters, "sha256": digest.hexdigest()[:24],
+    return {"algorithm": name, "iters": iters, "sha256": digest.hexdigest()[:24],
             "best_f": float(runner.best_f.min())}
 
 
@@ -172,7 +169,9 @@ def _bump(p, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a
           a22, a23, a24, a25, a26, a27, a28, a29, KIND: tl.constexpr, PDL: tl.constexpr):
     """A trivial launch with FEP-like arguments (30 pointers): one load and store (each KIND a
     kernel of its own)."""
-    fep_cuda._after_previous(PDL)
+    if PDL:  # programmatic dependent launch: wait for the launch before, then let the next one start
+        gdc_wait()
+        gdc_launch_dependents()
     i = tl.program_id(0)
     tl.store(p + i, tl.load(p + i) + KIND + 1)
 
@@ -245,7 +244,6 @@ def main() -> None:
     ap.add_argument("--parts", default="synthetic,run,kernels,api", help="synthetic, run, kernels, identity, api")
     ap.add_argument("--algorithms", default="fep,pso")
     ap.add_argument("--chunks", default="64,512", help="chunk sizes to try")
-    ap.add_argument("--pdl", default="0,1", help="FEP's kernels without (0) and with (1) programmatic dependent launch")
     ap.add_argument("--replays", type=int, default=24, help="synthetic graphs replayed per measurement")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -267,23 +265,20 @@ def main() -> None:
         print(json.dumps({"part": part, **row}), flush=True)
 
     parts, names = args.parts.split(","), args.algorithms.split(",")
-    pdls = [p == "1" for p in args.pdl.split(",")]
     if "synthetic" in parts:
         for nodes, kinds, pdl, programs in ((64, 1, False, 1), (448, 1, False, 1), (448, 7, False, 1),
                                             (3584, 7, False, 1), (448, 7, False, 100), (448, 7, True, 100),
                                             (448, 7, True, 1)):  # (FEP: 448 launches a chunk of 64)
             attempt("synthetic", synthetic_case, nodes, args.replays, kinds, pdl, programs)
     for name in names:
-        for pdl in pdls if name == "fep" else [False]:
-            if "identity" in parts:
-                attempt("identity", identity_case, name, pdl)
-            if "run" in parts:
-                for chunk in map(int, args.chunks.split(",")):
-                    for mode in ("runner", "isolated", "raw"):
-                        attempt("run", run_case, name, chunk, mode, pdl)
-            if "kernels" in parts:
-                attempt("kernels", kernel_case, name, pdl)
-    variant(False)
+        if "identity" in parts:
+            attempt("identity", identity_case, name)
+        if "run" in parts:
+            for chunk in map(int, args.chunks.split(",")):
+                for mode in ("runner", "isolated", "raw"):
+                    attempt("run", run_case, name, chunk, mode)
+        if "kernels" in parts:
+            attempt("kernels", kernel_case, name)
     if "api" in parts:
         attempt("api_calls", api_calls, "fep", 64, 8, f"{args.json}.fep.trace.json" if args.json else None)
     if args.json:

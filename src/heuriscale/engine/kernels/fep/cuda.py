@@ -29,9 +29,10 @@ is never built or sorted:
     generation; one more program does the engine's bookkeeping (the best of the union
     always survives: it wins every bout).
 
-Each launch is a node of a replayed graph, and on an H200 a dependent node costs about a
-microsecond of its own: a generation is six launches, and on Hopper they use programmatic
-dependent launch (each starts while the one before it ends; `_after_previous`).
+A generation is six launches (the survivors' rows move in `_keep`, not in a launch of their
+own: on an H200 a generation's device time went from 22.2 to 21.0 us at paper 004's size).
+Programmatic dependent launch (each launch starting while the one before it ends) made it
+slower there, 23.5 us, and a chunk's graph launch took 80 us of host time instead of 6.
 
 Survivors come out in union order, eager's in key order; the order of a population has no
 effect on the algorithm (opponents are drawn uniformly), and the tests compare the two as sets.
@@ -46,13 +47,7 @@ import torch
 import triton
 import triton.language as tl
 
-try:
-    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
-except ImportError:  # a Triton before 3.3: no programmatic dependent launch (pdl_available)
-    gdc_launch_dependents = gdc_wait = None
-
 from ....algorithms.fep import learning_rates
-from ....triton_ahead import interpreted
 from ..cuda_common import (
     FusedIteration,
     interleave,
@@ -79,23 +74,8 @@ SELECT_TILE, SELECT_PROGRAMS = 128, 1024
 DIGIT_BITS = 12
 _DIGIT_BITS = tl.constexpr(DIGIT_BITS)
 _RESOLVE = tl.constexpr(2**DIGIT_BITS)
-#: Launch the iteration's kernels with programmatic dependent launch where the GPU has it
-#: (Hopper and later): each launch starts while the one before it finishes, instead of after.
-USE_PDL = True
 _TWO_PI = tl.constexpr(6.283185307179586)
 _PI = tl.constexpr(3.141592653589793)
-
-
-@triton.jit
-def _after_previous(PDL: tl.constexpr):
-    """With programmatic dependent launch (PDL), this launch may start while the one before
-    it still runs: wait here, before any memory access, until it has finished and its writes
-    are visible, then let the next launch start early too. Every kernel of the iteration
-    calls this first, so each one waits for all before it (a launch finishes only after its
-    own wait)."""
-    if PDL:
-        gdc_wait()
-        gdc_launch_dependents()
 
 
 @triton.jit
@@ -133,9 +113,7 @@ def _mutate(
     FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, GIVEN_R: tl.constexpr,
     EMIT_R: tl.constexpr,
     WIDE: tl.constexpr, GAUSSIAN: tl.constexpr, ETA_FLOOR: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr,
-    PDL: tl.constexpr = False,
 ):
-    _after_previous(PDL)
     block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
 
     if MOVE:
@@ -206,10 +184,9 @@ def _ordered(f, FP64: tl.constexpr):
 @triton.jit
 def _tournament(f_ptr, cf_ptr, wins_ptr, opponents_ptr, counter_ptr, hist_ptr, block_f_ptr, block_i_ptr, seed, N, Q,
                 NB, GIVEN: tl.constexpr, BLOCK: tl.constexpr, FP64: tl.constexpr, BITS: tl.constexpr,
-                LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr, PDL: tl.constexpr = False):
+                LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr):
     """Wins of a block of union members, their first digit (level q - wins, then the top LOW
     bits of f) counted in the run's first histogram, and the block's best member."""
-    _after_previous(PDL)
     block = tl.program_id(0)
     run = tl.program_id(1)
     M = 2 * N
@@ -301,12 +278,11 @@ def _resolve(hist_ptr, state_ptr, run, j, HB: tl.constexpr, BITS: tl.constexpr, 
 @triton.jit(do_not_specialize=["k"])
 def _narrow(f_ptr, cf_ptr, wins_ptr, hist_ptr, state_ptr, count_ptr, k, N, Q,
             FP64: tl.constexpr, BITS: tl.constexpr, LOW: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr,
-            COUNT: tl.constexpr, TILE: tl.constexpr, PDL: tl.constexpr = False):
+            COUNT: tl.constexpr, TILE: tl.constexpr):
     """Pass k of the survivors' selection, per tile of union members: every program resolves
     pass k - 1 (program 0 stores the state), then counts its members' digits of pass k among
     those that still match (COUNT: once every pass is resolved, its members below the
     threshold key and equal to it, for `_keep`'s offsets)."""
-    _after_previous(PDL)
     t = tl.program_id(0)
     run = tl.program_id(1)
     cut, need, prefix, high = _resolve(hist_ptr, state_ptr, run, k - 1, HB, BITS, LOW, PASSES)
@@ -336,13 +312,12 @@ def _keep(f_ptr, cf_ptr, x_ptr, cx_ptr, eta_ptr, ceta_ptr, ox_ptr, oeta_ptr, of_
           counter_ptr, coef_ptr, N, D, Q, P, NB,
           HAS_TARGET: tl.constexpr, FP64: tl.constexpr, HB: tl.constexpr, PASSES: tl.constexpr,
           TILE: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr,
-          BLOCK_C: tl.constexpr, PDL: tl.constexpr = False):
+          BLOCK_C: tl.constexpr):
     """Programs t < P: the survivors of tile t, in union order, at their places in `keep`
     (every key below the threshold, and the first `need` equal to it, ties by index), their
     rows (x, eta, f) there in the next population (`ox`, `oeta`, `of`), and a share of the
     histograms zeroed for the next generation. Program P: the engine's bookkeeping (the best
     of the union always survives: it wins every bout)."""
-    _after_previous(PDL)
     t = tl.program_id(0)
     run = tl.program_id(1)
     if t < P:
@@ -404,14 +379,6 @@ def _move_survivors(f_ptr, cf_ptr, x_ptr, cx_ptr, eta_ptr, ceta_ptr, ox_ptr, oet
         tl.store(oeta_ptr + d_off, eta, mask=keep[:, None] & dm)
 
 
-def pdl_available(device: torch.device) -> bool:
-    """Whether kernels on `device` can use programmatic dependent launch: a CUDA GPU of compute
-    capability 9.0 or later, compiled kernels (not Triton's interpreter) and a Triton that
-    has it (3.3 and later: `tl.extra.cuda.gdc_wait`)."""
-    return (device.type == "cuda" and not interpreted() and gdc_wait is not None
-            and torch.cuda.get_device_capability(device)[0] >= 9)
-
-
 class FusedFEP(FusedIteration):
     """One engine generation of `FEP`; the population alternates between two buffers."""
 
@@ -421,7 +388,6 @@ class FusedFEP(FusedIteration):
         eta_min = 0.0 if algorithm.eta_min is None else algorithm.eta_min
         super().__init__(problem, runs, algorithm.pop_size, block_p, [tau, tau_prime, eta_min], target, seed)
         self.q = algorithm.q
-        self.pdl = dict(PDL=True, launch_pdl=True) if USE_PDL and pdl_available(self.lower.device) else {}
         self.gaussian = algorithm.mutation == "gaussian"
         self.eta_floor = algorithm.eta_min is not None
         device, dtype = self.lower.device, self.lower.dtype
@@ -461,7 +427,7 @@ class FusedFEP(FusedIteration):
             counter_ptr=self.counter, it_ptr=it, P=self.pop, D=self.dim, FITNESS=self.fitness,
             USER_FN=self.user_fn,
             GAUSSIAN=self.gaussian, ETA_FLOOR=self.eta_floor, BLOCK_P=self.block_p, BLOCK_D=self.block_d,
-            num_warps=self.num_warps, **self.random_args(s.x), **self.pdl,
+            num_warps=self.num_warps, **self.random_args(s.x),
         )
         self.move_and_select(_mutate, args, self.child_x, self.child_f)
         self.select(s, best_x, hit, it, best_f, record, out)
@@ -482,12 +448,12 @@ class FusedFEP(FusedIteration):
         launch(_tournament, (self.union_blocks, self.runs),
             s.f, self.child_f, self.wins, self.given_opponents if given else self.wins, self.counter, self.hist,
             self.union_best_f, self.union_best_i, self.seed, self.pop, self.q, self.union_blocks, GIVEN=given,
-            BLOCK=self.bouts, num_warps=4, **keys, **self.pdl,
+            BLOCK=self.bouts, num_warps=4, **keys,
         )
         for k in range(1, self.passes + 1):
             launch(_narrow, (programs, self.runs),
                 s.f, self.child_f, self.wins, self.hist, self.threshold, self.counts, k, self.pop, self.q,
-                COUNT=k == self.passes, TILE=tile, num_warps=4, **keys, **self.pdl,
+                COUNT=k == self.passes, TILE=tile, num_warps=4, **keys,
             )
         launch(_keep, (programs + 1, self.runs),
             s.f, self.child_f, s.x, self.child_x, s.eta, self.child_eta, out.x, out.eta, out.f, self.wins, self.keep,
@@ -496,7 +462,7 @@ class FusedFEP(FusedIteration):
             FP64=self.bits == 64, HB=self.bins, PASSES=self.passes, TILE=tile,
             BLOCK_T=triton.next_power_of_2(programs), BLOCK_B=min(4096, triton.next_power_of_2(self.union_blocks)),
             BLOCK_D=self.block_d, BLOCK_C=min(self.block_d, max(1, 4096 // tile)), num_warps=4,
-            **self.track_args(best_x, hit, it, best_f, record), **self.pdl,
+            **self.track_args(best_x, hit, it, best_f, record),
         )
 
 
