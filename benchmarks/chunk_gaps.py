@@ -1,7 +1,9 @@
 """Where the time of replayed chunks goes, on a CUDA device (a diagnostic, not a benchmark).
 
 At the Runner's default chunk of 64, FEP at paper 004's size took twice as long a generation as
-one isolated replay of a chunk of 512 (speed.py). This script separates the candidates:
+one isolated replay of a chunk of 512 (speed.py); it was a one-time stall of a process's first
+run set, inside the chunk-64 window only (docs/benchmarks.md). This script separates the
+candidates:
 
 - `synthetic`: graphs of 64, 448 and 3,584 dependent launches of a trivial Triton kernel with
   30 pointer arguments (FEP's launches have 20-40), of 1 or 100 programs, of one kernel or
@@ -20,7 +22,8 @@ one isolated replay of a chunk of 512 (speed.py). This script separates the cand
 - `api`: the host's CUDA API calls over back-to-back chunks (torch profiler; a chrome trace
   beside the JSON).
 
-Run on the device: `PYTHONPATH=src python3 benchmarks/chunk_gaps.py --json chunk_gaps.json`.
+Run on the device: `PYTHONPATH=src python3 benchmarks/chunk_gaps.py --json chunk_gaps.json`. A
+process's first run set carries its one-time costs: compare it with the later ones.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ is never built or sorted:
     always survives: it wins every bout).
 
 A generation is six launches (the survivors' rows move in `_keep`, not in a launch of their
-own: on an H200 a generation's device time went from 22.2 to 21.0 us at paper 004's size).
+own: on an H200 a generation's device time went from 22.2 to 21.1 us at paper 004's size).
 Programmatic dependent launch (each launch starting while the one before it ends) made it
 slower there, 23.5 us, and a chunk's graph launch took 80 us of host time instead of 6.
 
