@@ -420,3 +420,33 @@ def test_between_replayed_chunks_the_runner_launches_three_copies_and_never_wait
     assert isinstance(runner._stepper, StandIn) and runner.iteration == (chunks + 1) * chunk  # (chunks replayed)
     assert not _WAITING_OPS & set(counted), counted
     assert len(counted) <= 3 * chunks, sorted(set(counted))
+
+
+def test_a_graph_engines_set_up_reads_throwaway_milestones_and_leaves_the_runs_own_as_they_were():
+    """`History.warm_up` (called when a graph is captured) runs a milestone read, the target
+    ladder's searchsorted included, so that its CUDA kernels are loaded before the steps; the
+    run's history and milestones do not change."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    runner = hs.Runner("fep-f5", hs.FEP(pop_size=16), device="cpu", seed=0, runs=2)
+    runner.step(3)
+    before = runner._history.state_dict()
+    counted: list[str] = []
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            counted.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        runner._history.warm_up(64)
+    after = runner._history.state_dict()
+    assert "aten.searchsorted.Tensor" in counted and "aten.argmax.default" in counted, sorted(set(counted))
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        other = after[key]
+        if isinstance(value, dict):
+            assert all(torch.equal(value[k], other[k]) if torch.is_tensor(value[k]) else value[k] == other[k]
+                       for k in value), key
+        else:
+            assert torch.equal(value, other) if torch.is_tensor(value) else value == other, key

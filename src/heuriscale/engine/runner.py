@@ -322,6 +322,7 @@ class Runner:
                 sample = lambda carry: (carry[0].f, valid_points(guarded, carry[0].x, carry[0].f))  # noqa: E731
             self._stepper = GraphStepper(self._advance_fn, carry, self.chunk, compile_step=self.engine == "compiled",
                                          counters=counters, sample=sample)
+            self._history.warm_up(self.chunk)  # (the milestones' kernels loaded now, not between two replays)
             self.setup_time += time.perf_counter() - started
         self._stepper.load(carry)
         self.state, self.best_x, self._hit_iter, self._it, self.best_f = self._stepper.replay()
