@@ -38,6 +38,9 @@ def test_history_thins_itself(monkeypatch):
     n = r.history_iter.numel()
     assert 10 <= n <= 22 and r.history_iter[-1] == 100
     assert (r.history_iter.diff() > 0).all()
+    monkeypatch.setattr(history_module, "HISTORY_SIZE", 1000)
+    whole = hs.minimize("sphere", "pso", dim=2, iters=100, seed=0, device="cpu")  # every iteration kept
+    torch.testing.assert_close(r.history_f, whole.history_f[:, r.history_iter], rtol=0, atol=0)
 
 
 def test_iteration_and_evaluation_budgets():

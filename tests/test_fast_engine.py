@@ -92,6 +92,30 @@ def test_a_long_lived_process_keeps_every_configuration_compiled():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("engine", ["fused", "graph"])
+def test_graph_replayed_chunks_never_wait_for_the_device(monkeypatch, engine):
+    """Thousands of replayed chunks, the history thinning itself many times on the way and the
+    milestones read in blocks: nothing between two chunks synchronises the host with the GPU
+    (torch's sync debug mode raises at the first operation that would)."""
+    _cuda()
+    from heuriscale.engine import history as history_module
+
+    monkeypatch.setattr(history_module, "HISTORY_SIZE", 8)  # (thins at 17 samples: about every chunk or two)
+    problem, algorithm = hs.get_problem("rastrigin", dim=4), hs.PSO(pop_size=256)
+    runner = hs.Runner(problem, algorithm.with_horizon(10**6), engine=engine, device="cuda", seed=0, chunk=16)
+    runner.step(32)  # (capture and set-up may synchronise)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        runner.step(16 * 300)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    result = runner.result()
+    assert result.iterations == 32 + 16 * 300 and 8 <= result.history_iter.numel() <= 17
+    assert (result.history_f[:, 1:] <= result.history_f[:, :-1]).all()
+
+
+@pytest.mark.gpu
 def test_host_objective_cannot_be_captured_but_runs_the_fused_kernels():
     _cuda()
     numpy_sphere = hs.NumpyFunction(lambda X: (X**2).sum(1), 3, -1, 1)

@@ -120,7 +120,12 @@ class History:
         if len(self.iterations) > 2 * HISTORY_SIZE:  # keep every other sample
             rows = torch.cat(self.rows)
             keep = [i for i, it in enumerate(self.iterations) if it % (2 * self.stride) == 0]
-            self.rows = [rows[keep]]
+            if keep and keep == list(range(keep[0], keep[-1] + 1, 2)):  # (samples on the stride: every other one)
+                # a slice: indexing a CUDA tensor with a list copies the list to the device and
+                # waits for it, a host synchronisation in the middle of graph-replayed chunks
+                self.rows = [rows[keep[0]:keep[-1] + 1:2]]
+            else:
+                self.rows = [rows[keep]]
             self.iterations = [self.iterations[i] for i in keep]
             self.stride *= 2
 
