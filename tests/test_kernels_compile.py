@@ -114,7 +114,9 @@ def fused_runs() -> None:
         for dtype in ("float32", "float64"):
             _step(hs.get_problem(builtin, dim=dim), make(pop), dtype, target=1e-3)
             size_dim, size_pop = (dim, pop) if name == "firefly" else SIZES[dtype]  # its tiles are fixed
-            _step(hs.get_problem(BETWEEN_LAUNCHES, dim=size_dim), make(size_pop), dtype)
+            widest = name == "fep" and dtype == "float64"  # (FEP's selection in its widest tiles: a million's)
+            _step(hs.get_problem(BETWEEN_LAUNCHES, dim=size_dim), make(size_pop), dtype,
+                  hook=(lambda fused, x: setattr(fused, "select_tile", 2048)) if widest else None)
             _step(hs.TritonFunction(_user_objective, dim, -5.0, 5.0), make(pop), dtype,
                   hook=lambda fused, x: _keep_numbers(name, fused, x))
             _step(hs.get_problem(builtin, dim=dim), make(pop), dtype,
