@@ -13,7 +13,7 @@ import torch
 import heuriscale as hs
 from heuriscale.algorithms.prs import to_box
 
-PROBLEMS = {  # the first ones are computed inside the kernels, the last two by the problem
+PROBLEMS = {  # computed inside the kernels, but for cec2017-f1 (by the problem between kernel calls)
     "sphere": lambda: hs.get_problem("sphere", dim=5),
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
     "rastrigin-1d": lambda: hs.get_problem("rastrigin", dim=1),
@@ -22,6 +22,7 @@ PROBLEMS = {  # the first ones are computed inside the kernels, the last two by 
     "griewank": lambda: hs.get_problem("griewank", dim=6),
     "spring": lambda: hs.get_problem("spring"),
     "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
+    "cec2017-f1": lambda: hs.get_problem("cec2017-f1", dim=10),
 }
 ALGORITHMS = {
     # 300 rays: more than one block of rows (256), and not a multiple of one

@@ -1,6 +1,7 @@
 """The objectives the native CPU kernels compute inline, one row at a time (Numba): the
-built-in classic functions, the spring design (penalty or Deb handling) and Otsu
-thresholding, each equal to its torch problem, and a user's `NumbaFunction`. Any other
+built-in classic functions (`cpu_classic.py`), the CEC 2022 functions (`cpu_cec.py`), the
+spring design (penalty or Deb handling) and Otsu thresholding, each equal to its torch
+problem, and a user's `NumbaFunction`. Any other
 problem is evaluated by the engine between two calls of the same kernel (`move=True,
 select=False`, then `move=False, select=True`): `inline_objective` says which.
 
@@ -24,6 +25,8 @@ from numba import carray, cfunc, njit, types
 from ...problems import classic
 from ...problems.compiled import call_row
 from ...problems.classic import ClassicProblem
+from . import cpu_cec
+from . import cpu_classic as rows
 from .cpu_jobs import inner
 
 #: Built-in objectives computed inside the kernels; 0 means "evaluated by the problem".
@@ -35,9 +38,9 @@ INLINE = {
 }
 
 
-#: Application problems computed inside the kernels from their data (`inline_objective`), and
-#: a user's compiled objective (`NumbaFunction`).
-SPRING_PENALTY, SPRING_DEB, OTSU, USER = 17, 18, 19, 20
+#: Application problems computed inside the kernels from their data (`inline_objective`), a
+#: user's compiled objective (`NumbaFunction`) and the CEC 2022 functions (`cpu_cec.py`).
+SPRING_PENALTY, SPRING_DEB, OTSU, USER, CEC2022 = 17, 18, 19, 20, 21
 
 
 def inline_objective(problem) -> tuple[int, np.ndarray]:
@@ -45,8 +48,10 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
     between kernel calls, and the float64 numbers they pass it: fdata[0] the address of its
     compiled wrapper for the problem's dtype (`compiled_objective`; user-space addresses are
     below 2^53, so exact), then its data: the spring design's penalty weight or Deb offset,
-    Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps them). Exact
+    Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps them), a CEC
+    2022 function's structure, shifts, rotations and shuffle (`cpu_cec.packed`). Exact
     types only: a subclass may change the objective."""
+    from ...problems.cec2022 import CEC2022 as CEC2022Problem
     from ...problems.compiled import NumbaFunction
     from ...problems.constraints import Constrained
     from ...problems.engineering import SpringDesign
@@ -63,6 +68,8 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
         fid, data = (SPRING_PENALTY if penalty else SPRING_DEB), (problem.weight if penalty else problem.offset,)
     elif type(problem) is OtsuThresholding:
         fid, data = OTSU, torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64).tolist()
+    elif type(problem) is CEC2022Problem:
+        fid, data = CEC2022, cpu_cec.packed(problem)
     if not fid:
         return 0, NO_DATA
     return fid, np.array([float(compiled_objective(fid, dtype).address), *data])
@@ -70,152 +77,6 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
 
 #: fdata of objectives that need none.
 NO_DATA = np.zeros(1)
-
-
-# -- the built-in objectives, one row at a time: f(x, data) in float64 ---------------------
-@inner
-def _sphere(x, data):
-    acc = 0.0
-    for d in range(x.shape[0]):
-        acc += np.float64(x[d]) * x[d]
-    return acc
-
-
-@inner
-def _euclidean(x, data):
-    return math.sqrt(_sphere(x, data))
-
-
-@inner
-def _rastrigin(x, data):
-    n, acc = x.shape[0], 0.0
-    for d in range(n):
-        v = np.float64(x[d])
-        acc += v * v - 10.0 * math.cos(2.0 * math.pi * v)
-    return 10.0 * n + acc
-
-
-@inner
-def _ackley(x, data):
-    n, sq, cs = x.shape[0], 0.0, 0.0
-    for d in range(n):
-        v = np.float64(x[d])
-        sq += v * v
-        cs += math.cos(2.0 * math.pi * v)
-    return -20.0 * math.exp(-0.2 * math.sqrt(sq / n)) - math.exp(cs / n) + 20.0 + math.e
-
-
-@inner
-def _griewank(x, data):
-    acc, prod = 0.0, 1.0
-    for d in range(x.shape[0]):
-        v = np.float64(x[d])
-        acc += v * v
-        prod *= math.cos(v / math.sqrt(d + 1.0))
-    return acc / 4000.0 - prod + 1.0
-
-
-@inner
-def _rosenbrock(x, data):
-    acc = 0.0
-    for d in range(x.shape[0] - 1):
-        a, b = np.float64(x[d]), np.float64(x[d + 1])
-        acc += 100.0 * (b - a * a) ** 2 + (a - 1.0) ** 2
-    return acc
-
-
-@inner
-def _schwefel_1_2(x, data):
-    acc, s = 0.0, 0.0
-    for d in range(x.shape[0]):
-        s += x[d]
-        acc += s * s
-    return acc
-
-
-@inner
-def _schwefel_2_21(x, data):
-    acc = 0.0
-    for d in range(x.shape[0]):
-        acc = max(acc, abs(np.float64(x[d])))
-    return acc
-
-
-@inner
-def _schwefel_2_22(x, data):
-    acc, prod = 0.0, 1.0
-    for d in range(x.shape[0]):
-        acc += abs(np.float64(x[d]))
-        prod *= abs(np.float64(x[d]))
-    return acc + prod
-
-
-@inner
-def _schwefel_2_26(x, data):
-    acc = 0.0
-    for d in range(x.shape[0]):
-        v = np.float64(x[d])
-        acc -= v * math.sin(math.sqrt(abs(v)))
-    return acc
-
-
-@inner
-def _step(x, data):
-    acc = 0.0
-    for d in range(x.shape[0]):
-        acc += math.floor(np.float64(x[d]) + 0.5) ** 2
-    return acc
-
-
-@inner
-def _zakharov(x, data):
-    acc, s = 0.0, 0.0
-    for d in range(x.shape[0]):
-        v = np.float64(x[d])
-        acc += v * v
-        s += 0.5 * (d + 1) * v
-    return acc + s * s + s ** 4
-
-
-@inner
-def _levy(x, data):
-    n = x.shape[0]
-    w0 = 1.0 + (np.float64(x[0]) - 1.0) / 4.0
-    acc = math.sin(math.pi * w0) ** 2
-    for d in range(n - 1):
-        w = 1.0 + (np.float64(x[d]) - 1.0) / 4.0
-        acc += (w - 1.0) ** 2 * (1.0 + 10.0 * math.sin(math.pi * w + 1.0) ** 2)
-    w = 1.0 + (np.float64(x[n - 1]) - 1.0) / 4.0
-    return acc + (w - 1.0) ** 2 * (1.0 + math.sin(2.0 * math.pi * w) ** 2)
-
-
-@inner
-def _bent_cigar(x, data):
-    acc = 0.0
-    for d in range(1, x.shape[0]):
-        acc += np.float64(x[d]) * x[d]
-    return np.float64(x[0]) * x[0] + 1e6 * acc
-
-
-@inner
-def _elliptic(x, data):
-    """Weights 1e6 ** (d / (n - 1)) as a running product (a power per term is slow)."""
-    n, acc = x.shape[0], 0.0
-    ratio, weight = 1e6 ** (1.0 / max(n - 1, 1)), 1.0
-    for d in range(n):
-        acc += weight * np.float64(x[d]) * x[d]
-        weight *= ratio
-    return acc
-
-
-@inner
-def _hgbat(x, data):
-    n, acc, s = x.shape[0], 0.0, 0.0
-    for d in range(n):
-        v = np.float64(x[d])
-        acc += v * v
-        s += v
-    return math.sqrt(abs(acc * acc - s * s)) + (0.5 * acc + s) / n + 0.5
 
 
 @njit(cache=True, inline="always")
@@ -269,9 +130,10 @@ def otsu(x, sums):
 
 
 #: The objective of each fid, f(x, data) -> float64, x one point (1-D), data its numbers.
-OBJECTIVES = (None, _sphere, _euclidean, _rastrigin, _ackley, _griewank, _rosenbrock, _schwefel_1_2, _schwefel_2_21,
-              _schwefel_2_22, _schwefel_2_26, _step, _zakharov, _levy, _bent_cigar, _elliptic, _hgbat,
-              _spring_penalty, _spring_deb, otsu)
+OBJECTIVES = (None, rows.sphere, rows.euclidean, rows.rastrigin, rows.ackley, rows.griewank, rows.rosenbrock,
+              rows.schwefel_1_2, rows.schwefel_2_21, rows.schwefel_2_22, rows.schwefel_2_26, rows.step, rows.zakharov,
+              rows.levy, rows.bent_cigar, rows.elliptic, rows.hgbat, _spring_penalty, _spring_deb, otsu,
+              None, cpu_cec.cec_row)  # (USER: the user's function has a wrapper of its own)
 
 _compiled: dict = {}
 
