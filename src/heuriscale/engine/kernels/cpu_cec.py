@@ -247,20 +247,33 @@ def cec_row(x, data):
         if structure == SIMPLE:
             return f + data[2]
         work[fits + c] = data[r + 4] * f + data[r + 5]
-        d2, delta = 0.0, data[r + 6]
-        for i in range(n):
-            d = np.float64(x[i]) - data[shifts + s * n + i]
-            d2 += d * d
-        # cf_cal: the C code's INF at the component's optimum
-        work[weights + c] = cec2022.INF if d2 == 0.0 else math.exp(-d2 / 2.0 / n / (delta * delta)) / math.sqrt(d2)
-    total_w, all_zero = 0.0, True
+        work[weights + c] = cf_weight(x, data, shifts + s * n, data[r + 6])
+    return cf_sum(work[fits:fits + k], work[weights:weights + k]) + data[2]
+
+
+@inner
+def cf_weight(x, data, shift, delta):
+    """cf_cal's weight of a component whose optimum o is at data[shift:]: the C code's INF
+    at o, else exp(-|x - o|^2 / (2 D delta^2)) / |x - o|."""
+    n, d2 = x.shape[0], 0.0
+    for i in range(n):
+        d = np.float64(x[i]) - data[shift + i]
+        d2 += d * d
+    return cec2022.INF if d2 == 0.0 else math.exp(-d2 / 2.0 / n / (delta * delta)) / math.sqrt(d2)
+
+
+@inner
+def cf_sum(fits, weights):
+    """cf_cal's weighted sum of the components' values; where every weight underflowed to 0,
+    all weigh the same."""
+    k, total_w, all_zero = fits.shape[0], 0.0, True
     for c in range(k):
-        all_zero = all_zero and work[weights + c] == 0.0
+        all_zero = all_zero and weights[c] == 0.0
     for c in range(k):
-        if all_zero:  # every weight underflowed: all weigh the same
-            work[weights + c] = 1.0
-        total_w += work[weights + c]
+        if all_zero:
+            weights[c] = 1.0
+        total_w += weights[c]
     value = 0.0
     for c in range(k):
-        value += work[weights + c] / total_w * work[fits + c]
-    return value + data[2]
+        value += weights[c] / total_w * fits[c]
+    return value

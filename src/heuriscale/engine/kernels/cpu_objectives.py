@@ -1,6 +1,6 @@
 """The objectives the native CPU kernels compute inline, one row at a time (Numba): the
-built-in classic functions (`cpu_classic.py`), the CEC 2022 functions (`cpu_cec.py`), the
-spring design (penalty or Deb handling) and Otsu thresholding, each equal to its torch
+built-in classic functions (`cpu_classic.py`), the CEC 2022 and CEC 2017 functions
+(`cpu_cec.py`, `cpu_cec2017.py`), the spring design (penalty or Deb handling) and Otsu thresholding, each equal to its torch
 problem, and a user's `NumbaFunction`. Any other
 problem is evaluated by the engine between two calls of the same kernel (`move=True,
 select=False`, then `move=False, select=True`): `inline_objective` says which.
@@ -25,7 +25,7 @@ from numba import carray, cfunc, njit, types
 from ...problems import classic
 from ...problems.compiled import call_row
 from ...problems.classic import ClassicProblem
-from . import cpu_cec
+from . import cpu_cec, cpu_cec2017
 from . import cpu_classic as rows
 from .cpu_jobs import inner
 
@@ -39,8 +39,9 @@ INLINE = {
 
 
 #: Application problems computed inside the kernels from their data (`inline_objective`), a
-#: user's compiled objective (`NumbaFunction`) and the CEC 2022 functions (`cpu_cec.py`).
-SPRING_PENALTY, SPRING_DEB, OTSU, USER, CEC2022 = 17, 18, 19, 20, 21
+#: user's compiled objective (`NumbaFunction`), the CEC 2022 functions (`cpu_cec.py`) and the
+#: CEC 2017 ones (`cpu_cec2017.py`).
+SPRING_PENALTY, SPRING_DEB, OTSU, USER, CEC2022, CEC2017 = 17, 18, 19, 20, 21, 22
 
 
 def inline_objective(problem) -> tuple[int, np.ndarray]:
@@ -49,8 +50,10 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
     compiled wrapper for the problem's dtype (`compiled_objective`; user-space addresses are
     below 2^53, so exact), then its data: the spring design's penalty weight or Deb offset,
     Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps them), a CEC
-    2022 function's structure, shifts, rotations and shuffle (`cpu_cec.packed`). Exact
+    2022 or CEC 2017 function's structure, shifts, rotations and shuffles (`cpu_cec.packed`,
+    `cpu_cec2017.packed`). Exact
     types only: a subclass may change the objective."""
+    from ...problems.cec2017 import CEC2017 as CEC2017Problem
     from ...problems.cec2022 import CEC2022 as CEC2022Problem
     from ...problems.compiled import NumbaFunction
     from ...problems.constraints import Constrained
@@ -70,6 +73,8 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
         fid, data = OTSU, torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64).tolist()
     elif type(problem) is CEC2022Problem:
         fid, data = CEC2022, cpu_cec.packed(problem)
+    elif type(problem) is CEC2017Problem:
+        fid, data = CEC2017, cpu_cec2017.packed(problem)
     if not fid:
         return 0, NO_DATA
     return fid, np.array([float(compiled_objective(fid, dtype).address), *data])
@@ -133,7 +138,7 @@ def otsu(x, sums):
 OBJECTIVES = (None, rows.sphere, rows.euclidean, rows.rastrigin, rows.ackley, rows.griewank, rows.rosenbrock,
               rows.schwefel_1_2, rows.schwefel_2_21, rows.schwefel_2_22, rows.schwefel_2_26, rows.step, rows.zakharov,
               rows.levy, rows.bent_cigar, rows.elliptic, rows.hgbat, _spring_penalty, _spring_deb, otsu,
-              None, cpu_cec.cec_row)  # (USER: the user's function has a wrapper of its own)
+              None, cpu_cec.cec_row, cpu_cec2017.cec2017_row)  # (USER: the user's function has a wrapper of its own)
 
 _compiled: dict = {}
 
