@@ -1,7 +1,7 @@
 """The objectives the native CPU kernels compute inline, one row at a time (Numba): the
 built-in classic functions (`cpu_classic.py`), the CEC 2022 and CEC 2017 functions
-(`cpu_cec.py`, `cpu_cec2017.py`), the spring design (penalty or Deb handling) and Otsu thresholding, each equal to its torch
-problem, and a user's `NumbaFunction`. Any other
+(`cpu_cec.py`, `cpu_cec2017.py`), the spring design (penalty or Deb handling) and Otsu
+thresholding, each equal to its torch problem, and a user's `NumbaFunction`. Any other
 problem is evaluated by the engine between two calls of the same kernel (`move=True,
 select=False`, then `move=False, select=True`): `inline_objective` says which.
 
