@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from heuriscale.algorithms.genetic import uniform_parts
+from heuriscale.algorithms.genetic import pm_shapes, sbx_shapes, uniform_parts
 from heuriscale.algorithms.nsga2 import offspring_torch, survivors_torch
 from heuriscale.algorithms.pareto import front_ranks
 
@@ -37,7 +37,7 @@ def _offspring_case(runs: int, n: int, dim: int, dtype: torch.dtype, device: str
     perms = math.ceil(4 * pairs / n)
     torch.manual_seed(seed)
     keys, coins = uniform_parts(x, (runs, perms, n), (runs, 2 * pairs), dtype=torch.float32)
-    uniforms = uniform_parts(x, (runs, pairs, 1), *3 * [(runs, pairs, dim)], *2 * [(runs, n, dim)], (runs, n, 1))
+    uniforms = uniform_parts(x, *sbx_shapes(runs, pairs, dim), *pm_shapes(runs, n, dim))
     rates = [1.0 / dim if r is None else r for r in RATES]
     if dim == 1:
         rates[5] = 0.6  # else every variable of a mutated child mutates

@@ -43,26 +43,24 @@ def uniform_parts(like: torch.Tensor, *shapes: tuple[int, ...], dtype: torch.dty
     return [part.view(shape) for part, shape in zip(flat.split(sizes), shapes)]
 
 
-def sbx_uniforms(p1: torch.Tensor) -> list[torch.Tensor]:
-    """What `sbx` draws for parent pairs shaped like p1 (runs, n, D): the mating draw (runs, n, 1),
-    then the crossing, spread and exchange draws (runs, n, D)."""
-    runs, n, dim = p1.shape
-    return uniform_parts(p1, (runs, n, 1), p1.shape, p1.shape, p1.shape)
+def sbx_shapes(runs: int, pairs: int, dim: int) -> list[tuple[int, ...]]:
+    """The shapes of what `sbx` draws for (runs, pairs, D) parent pairs: the mating draw
+    (runs, pairs, 1), then the crossing, spread and exchange draws (runs, pairs, D)."""
+    return [(runs, pairs, 1)] + 3 * [(runs, pairs, dim)]
 
 
-def pm_uniforms(x: torch.Tensor) -> list[torch.Tensor]:
-    """What `polynomial_mutation` draws for x (runs, n, D): the mutation and spread draws
-    (runs, n, D), then the individual draw (runs, n, 1)."""
-    runs, n, dim = x.shape
-    return uniform_parts(x, x.shape, x.shape, (runs, n, 1))
+def pm_shapes(runs: int, n: int, dim: int) -> list[tuple[int, ...]]:
+    """The shapes of what `polynomial_mutation` draws for (runs, n, D) points: the mutation and
+    spread draws (runs, n, D), then the individual draw (runs, n, 1)."""
+    return 2 * [(runs, n, dim)] + [(runs, n, 1)]
 
 
 def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float,
         p_c: float, p_var: float = 0.5, p_exchange: float = 0.5,
         uniforms: list[torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Two children (runs, n, D) of the parent pairs p1, p2 (runs, n, D); `uniforms` as
-    `sbx_uniforms` draws them (drawn here when None)."""
-    mates, cross, u, exchange = sbx_uniforms(p1) if uniforms is None else uniforms
+    """Two children (runs, n, D) of the parent pairs p1, p2 (runs, n, D); `uniforms` shaped as
+    `sbx_shapes` says (drawn here when None)."""
+    mates, cross, u, exchange = uniform_parts(p1, *sbx_shapes(*p1.shape)) if uniforms is None else uniforms
     cross = (cross < p_var) & ((p1 - p2).abs() > 1e-14) & (lower != upper) & (mates < p_c)
     y1, y2 = torch.minimum(p1, p2), torch.maximum(p1, p2)
     delta = torch.where(cross, y2 - y1, 1.0)  # (1.0 where not crossed: no division by zero)
@@ -86,8 +84,8 @@ def sbx(p1: torch.Tensor, p2: torch.Tensor, lower: torch.Tensor, upper: torch.Te
 def polynomial_mutation(x: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor, *, eta: float, p_var: float,
                         p_individual: float = 0.9, uniforms: list[torch.Tensor] | None = None) -> torch.Tensor:
     """x (runs, n, D) mutated: per variable with probability p_var, in individuals drawn with
-    probability p_individual; `uniforms` as `pm_uniforms` draws them (drawn here when None)."""
-    mutate, u, individual = pm_uniforms(x) if uniforms is None else uniforms
+    probability p_individual; `uniforms` shaped as `pm_shapes` says (drawn here when None)."""
+    mutate, u, individual = uniform_parts(x, *pm_shapes(*x.shape)) if uniforms is None else uniforms
     mutate = (mutate < p_var) & (lower != upper)
     span = torch.where(lower != upper, upper - lower, 1.0)
     d1, d2 = (x - lower) / span, (upper - x) / span

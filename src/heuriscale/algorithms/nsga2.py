@@ -56,7 +56,7 @@ import torch
 
 from ..problems.base import Problem
 from .base import Algorithm, Kernels, Proposal, State, check_positive, is_real, uniform
-from .genetic import polynomial_mutation, sbx, uniform_parts
+from .genetic import pm_shapes, polynomial_mutation, sbx, sbx_shapes, uniform_parts
 from .pareto import crowding_distance, finite_rows, front_ranks
 from .registry import register_algorithm
 
@@ -139,8 +139,7 @@ class NSGA2(Algorithm):
         perms = math.ceil(4 * pairs / n)  # permutations of P_t for the 2 x 2 pairs contestants
         keys, coins = uniform_parts(s.x, (runs, perms, n), (runs, 2 * pairs), dtype=torch.get_default_dtype())
         order = keys.argsort(-1).reshape(runs, perms * n)
-        pair_shapes, child_shapes = [(runs, pairs, 1)] + 3 * [(runs, pairs, dim)], 2 * [(runs, n, dim)] + [(runs, n, 1)]
-        uniforms = uniform_parts(s.x, *pair_shapes, *child_shapes)  # SBX's, then PM's (`genetic.py`)
+        uniforms = uniform_parts(s.x, *sbx_shapes(runs, pairs, dim), *pm_shapes(runs, n, dim))  # one draw
         p_m = 1.0 / dim if self.p_m is None else self.p_m
         rates = [self.eta_c, self.p_c, self.p_var, self.p_exchange, self.eta_m, p_m, self.p_individual]
         return Proposal(offspring(s.x, s.rank, s.crowding, order, coins, problem.lower, problem.upper, uniforms, rates))
