@@ -17,9 +17,14 @@ def assert_inline_values(problem, x, fid, msg, may_overflow=None):
     torch's value up to its summation order (rtol 1e-12); for a float32 problem, its float32
     data computed in float64, so equal to that data evaluated in float64, and within 1e-4 of
     torch's float32 evaluation, but where torch's float32 overflows to inf at rows that
-    `may_overflow` (bool, per row) allows. Returns the values."""
+    `may_overflow` (bool, per row) allows; and a point's value the same, bit for bit, in a
+    block of any size (one point a call, as `value_of`, blocks of 5, all points in one
+    block). Returns the values."""
     assert cpu_objectives.inline_objective(problem)[0] == fid, msg
     got = torch.from_numpy(cpu_objectives.values(problem, x.numpy()))
+    for block in (0, 5):
+        torch.testing.assert_close(torch.from_numpy(cpu_objectives.values(problem, x.numpy(), block)), got, rtol=0,
+                                   atol=0, equal_nan=True, msg=msg)
     assert got[-1].isnan() and torch.isfinite(got[:-1]).all(), msg
     wide = problem.to("cpu", torch.float64)  # the same (rounded) data in float64
     torch.testing.assert_close(got, wide.evaluate(x.double()), rtol=1e-12, atol=0, equal_nan=True, msg=msg)

@@ -1,26 +1,11 @@
-"""The CEC 2017 functions one row at a time, for the native kernels to compute inline: the
-official C code's row function in float64, equal to `problems.cec2017.CEC2017.evaluate`,
-quirks included (they are listed there), on `cpu_cec.py`'s machinery (`sr_func`'s shift,
-scale and rotation, the basic functions, `cf_cal`'s weights) with the basic functions CEC
-2022 lacks (Weierstrass, sum of different powers, Lunacek bi-Rastrigin).
+"""The CEC 2017 functions for the native kernels to compute inline: `packed(problem)`, the
+float64 numbers `cpu_cec_block.cec_block` reads (the layout is described there), and the
+basic functions CEC 2022 lacks (Weierstrass, sum of different powers, Lunacek
+bi-Rastrigin), one point at a time, in float64, as the official C code and
+`problems.cec2017.CEC2017.evaluate` compute them (quirks included: listed there).
 
-One compiled function serves all thirty functions and every dimension: what differs is data,
-packed by `packed(problem)` into the float64 numbers the kernels pass it (`cpu_objectives`'s
-fdata after the address):
-
-    [structure, components K, bias, shift/rotation sets S, records R,
-     R records of RECORD numbers (kind, rate, rotated, offset, scale, bias, delta, start, size),
-     S shifts (D each), S rotations (D x D each, by columns), S shuffles (D each, if any)]
-
-The first K records are the components; a component of kind HYBRID_KIND shifts and rotates
-x by its set, shuffles it and sums its parts, records start ... start + size - 1 (each a
-basic function on its segment). A simple function is one basic component on set 0, a hybrid
-one hybrid component on set 0; a composition gives component k set k and weighs the
-components' values by closeness to each shift (F29 and F30 compose hybrids).
-
-The compiled wrapper that calls `cec2017_row` is cached beside `cpu_objectives.py`, and
-Numba's disk cache checks only that file: after editing this one (or `cpu_cec.py`,
-`cpu_classic.py`), touch `cpu_objectives.py`, or its cached wrapper keeps the old code.
+Numba's disk cache checks only the file that defines a function: after editing this file,
+run `make clean-kernels`, or the cached wrapper in `cpu_cec_block.py` keeps the old code.
 """
 
 from __future__ import annotations
@@ -35,12 +20,10 @@ from ...problems.cec2022 import _segments
 from . import cpu_cec
 from .cpu_jobs import inner
 
-SIMPLE, COMPOSITION = 0, 2
-HEADER, RECORD = 5, cpu_cec.RECORD
+SIMPLE, COMPOSITION, HYBRID_KIND = cpu_cec.SIMPLE, cpu_cec.COMPOSITION, cpu_cec.HYBRID_KIND
 
-#: The basic functions' ids: CEC 2022's, and the three only CEC 2017 has; HYBRID_KIND marks
-#: a component that is a hybrid function.
-HYBRID_KIND, WEIERSTRASS, SUM_DIFF_POW, BI_RASTRIGIN = 0, 17, 18, 19
+#: The basic functions' ids: CEC 2022's, and the three only CEC 2017 has.
+WEIERSTRASS, SUM_DIFF_POW, BI_RASTRIGIN = 17, 18, 19
 BASIC_IDS = {**cpu_cec.BASIC_IDS, "weierstrass": WEIERSTRASS, "sum_diff_pow": SUM_DIFF_POW,
              "bi_rastrigin": BI_RASTRIGIN}
 #: What each adds to its scaled, rotated vector: CEC 2022's, but the 2017 Levy takes z as is.
@@ -48,7 +31,7 @@ OFFSETS = {**cpu_cec.OFFSETS, "levy": 0.0}
 
 
 def packed(problem: cec2017.CEC2017) -> list[float]:
-    """The numbers `cec2017_row` reads for `problem` (its shifts, rotations and shuffles in
+    """The numbers `cec_block` reads for `problem` (its shifts, rotations and shuffles in
     the problem's dtype, as its own `evaluate` uses them, widened to float64)."""
     fn, dim = problem.function, problem.dim
 
@@ -87,7 +70,7 @@ def packed(problem: cec2017.CEC2017) -> list[float]:
     sets = problem.shifts.shape[0]
     numbers = [float(structure), float(len(components)), 100.0 * fn, float(sets), float(len(records))]
     numbers += [float(v) for r in records for v in r]
-    tensors = [problem.shifts, problem.rotations.transpose(1, 2)]  # by columns: see cpu_cec.shift_rotate
+    tensors = [problem.shifts, problem.rotations.transpose(1, 2)]  # by columns: see cpu_cec_block.shift_rotate
     if getattr(problem, "shuffles", None) is not None:
         tensors.append(problem.shuffles)
     for t in tensors:
@@ -153,49 +136,3 @@ def basic(which, z):
     if which == SUM_DIFF_POW:
         return sum_diff_pow(z)
     return cpu_cec.basic(which, z)
-
-
-@inner
-def component(x, data, r, s, shifts, rotations, shuffles, work):
-    """The value of the component recorded at data[r:] on set s (shift, rotation, shuffle);
-    work: 2n numbers."""
-    n, kind = x.shape[0], int(data[r])
-    shift, rotation = shifts + s * n, rotations + s * n * n
-    if kind == HYBRID_KIND:
-        cpu_cec.shift_rotate(x, data, shift, rotation, 1.0, True, 0.0, work)
-        for i in range(n):
-            work[i] = work[n + int(data[shuffles + s * n + i])]
-        total, first = 0.0, int(data[r + 7])
-        for p in range(int(data[r + 8])):
-            q = HEADER + (first + p) * RECORD
-            which, rate, offset, start, size = int(data[q]), data[q + 1], data[q + 3], int(data[q + 7]), int(data[q + 8])
-            for i in range(size):
-                work[n + i] = work[start + i] * rate + offset
-            if which == BI_RASTRIGIN:  # mirrored by the first entries of the shift, unrotated
-                total += bi_rastrigin(work[n:n + size], data, shift, rotation, False, work[n + size:])
-            else:
-                total += basic(which, work[n:n + size])
-        return total
-    if kind == BI_RASTRIGIN:  # y = (x - o) * rate into work[n:]
-        cpu_cec.shift_rotate(x, data, shift, rotation, data[r + 1], False, 0.0, work)
-        return bi_rastrigin(work[n:2 * n], data, shift, rotation, True, work[:n])
-    cpu_cec.shift_rotate(x, data, shift, rotation, data[r + 1], data[r + 2] != 0.0, data[r + 3], work)
-    return basic(kind, work[n:2 * n])
-
-
-@inner
-def cec2017_row(x, data):
-    """The CEC 2017 function packed in `data` (`packed`) at the point x."""
-    n, k, sets, count = x.shape[0], int(data[1]), int(data[3]), int(data[4])
-    shifts = HEADER + count * RECORD
-    rotations = shifts + sets * n
-    shuffles = rotations + sets * n * n
-    work = np.empty(3 * n + 2 * k)  # y, z, scratch, then the components' values and weights
-    if int(data[0]) == SIMPLE:
-        return component(x, data, HEADER, 0, shifts, rotations, shuffles, work) + data[2]
-    fits, weights = 3 * n, 3 * n + k
-    for c in range(k):
-        r = HEADER + c * RECORD
-        work[fits + c] = data[r + 4] * component(x, data, r, c, shifts, rotations, shuffles, work) + data[r + 5]
-        work[weights + c] = cpu_cec.cf_weight(x, data, shifts + c * n, data[r + 6])
-    return cpu_cec.cf_sum(work[fits:fits + k], work[weights:weights + k]) + data[2]
