@@ -5,12 +5,13 @@ values torch computed between kernel calls."""
 import json
 from pathlib import Path
 
+import numba
 import pytest
 import torch
 
 import heuriscale as hs
 from cec_inline import KERNELS, assert_inline_run_equals_torch_run, assert_inline_values
-from heuriscale.engine.kernels import cpu_objectives
+from heuriscale.engine.kernels import cpu_common, cpu_objectives
 from heuriscale.problems.cec2022 import BIAS, CEC2022, HYBRID
 
 CASES = [(f, d) for f in range(1, 13) for d in (2, 10, 20) if not (d == 2 and f in HYBRID)]
@@ -65,3 +66,24 @@ def test_only_the_exact_cec2022_class_is_inline():
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 def test_native_runs_compute_cec2022_inline_with_the_numbers_torch_gave(kernel, function, monkeypatch):
     assert_inline_run_equals_torch_run(f"cec2022-f{function}", kernel, cpu_objectives.CEC2022, monkeypatch)
+
+
+@pytest.mark.parametrize("kernel", ["pso", "fep"])
+def test_native_cec_runs_do_not_depend_on_the_number_of_threads(kernel, monkeypatch):
+    """The values are computed a block of rows at a time, and the blocks are the same on any
+    number of threads: 300 individuals (a whole block and a partial one) on one thread, on
+    all of them and with the serial build give the same numbers."""
+    make = {"pso": lambda: hs.PSO(pop_size=300), "fep": lambda: hs.FEP(pop_size=300)}[kernel]
+    kw = dict(iters=12, runs=3, seed=4, device="cpu", dtype="float64", engine="native")
+    results = []
+    try:
+        for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
+            hs.set_cpu_threads(threads)
+            monkeypatch.setattr(cpu_common, "PARALLEL_MIN", parallel_min)
+            results.append(hs.minimize(hs.get_problem("cec2022-f12", dim=10), make(), **kw))
+    finally:
+        hs.set_cpu_threads(None)
+    assert results[0].extra["engine"] == "native"
+    for other in results[1:]:
+        assert torch.equal(results[0].history_f, other.history_f) and torch.equal(results[0].best_x, other.best_x)
+    assert (results[0].history_f[:, -1] < results[0].history_f[:, 0]).all()
