@@ -56,13 +56,19 @@ def packed(problem: cec2022.CEC2022) -> list[float]:
         structure, parts = COMPOSITION, []
         components = [record(name, rotated, scale, bias, delta)
                       for (name, rotated, scale), delta, bias in zip(members, deltas, biases)]
-    records = components + parts
     sets = len(components)
-    numbers = [float(structure), float(len(components)), float(cec2022.BIAS[fn]), float(sets), float(len(records))]
+    return layout(structure, components, parts, cec2022.BIAS[fn], problem.shifts[:sets], problem.rotations[:sets],
+                  problem.shuffle[None] if parts else None)
+
+
+def layout(structure: int, components: list, parts: list, bias: float, shifts, rotations, shuffles) -> list[float]:
+    """The numbers in `cpu_cec_block`'s layout: the header, the components' records, then the
+    hybrids' parts', then the S shifts (S, D), rotations (S, D, D), by columns, and shuffles
+    (S, D) or None, in the problem's dtype widened to float64."""
+    records = components + parts
+    numbers = [float(structure), float(len(components)), float(bias), float(shifts.shape[0]), float(len(records))]
     numbers += [float(v) for r in records for v in r]
-    tensors = [problem.shifts[:sets], problem.rotations[:sets].transpose(1, 2)]  # by columns: see cec_block
-    if parts:
-        tensors.append(problem.shuffle)
+    tensors = [shifts, rotations.transpose(1, 2)] + ([] if shuffles is None else [shuffles])  # (M^T: see cec_block)
     for t in tensors:
         numbers += t.to("cpu", torch.float64).reshape(-1).tolist()
     return numbers

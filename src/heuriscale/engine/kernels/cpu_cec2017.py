@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from ...problems import cec2017
 from ...problems.cec2022 import _segments
@@ -66,16 +65,8 @@ def packed(problem: cec2017.CEC2017) -> list[float]:
                 components.append(hybrid(name, scale, 100.0 * k, delta, len(members)))
             else:
                 components.append(record(name, True, scale, 100.0 * k, delta))
-    records = components + hybrid_parts
-    sets = problem.shifts.shape[0]
-    numbers = [float(structure), float(len(components)), 100.0 * fn, float(sets), float(len(records))]
-    numbers += [float(v) for r in records for v in r]
-    tensors = [problem.shifts, problem.rotations.transpose(1, 2)]  # by columns: see cpu_cec_block.shift_rotate
-    if getattr(problem, "shuffles", None) is not None:
-        tensors.append(problem.shuffles)
-    for t in tensors:
-        numbers += t.to("cpu", torch.float64).reshape(-1).tolist()
-    return numbers
+    return cpu_cec.layout(structure, components, hybrid_parts, 100.0 * fn, problem.shifts, problem.rotations,
+                          getattr(problem, "shuffles", None))
 
 
 # -- the basic functions CEC 2022 has not, on z (1-D) in float64 ------------------------------
