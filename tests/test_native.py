@@ -24,7 +24,7 @@ from registered import with_kernels
 
 ROOT = Path(__file__).parent.parent
 
-PROBLEMS = {  # computed inside the kernel, but for cec2017-f1 (evaluated by the problem)
+PROBLEMS = {  # computed inside the kernel, but for bbob-f10 (evaluated by the problem)
     "sphere": lambda: hs.get_problem("sphere", dim=5),
     "euclidean": lambda: hs.get_problem("euclidean", dim=2),
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
@@ -34,7 +34,7 @@ PROBLEMS = {  # computed inside the kernel, but for cec2017-f1 (evaluated by the
     "schwefel-2.26": lambda: hs.get_problem("schwefel-2.26", dim=4),
     "hgbat": lambda: hs.get_problem("hgbat", dim=3),
     "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
-    "cec2017-f1": lambda: hs.get_problem("cec2017-f1", dim=10),
+    "bbob-f10": lambda: hs.get_problem("bbob-f10", dim=10),
     "spring": lambda: hs.get_problem("spring"),
     "otsu": lambda: hs.get_problem("otsu", levels=2, size=64),
 }

@@ -5,10 +5,12 @@ values torch computed between kernel calls."""
 import json
 from pathlib import Path
 
+import numba
 import pytest
 import torch
 
 import heuriscale as hs
+from cec_inline import KERNELS, assert_inline_run_equals_torch_run, assert_inline_values
 from heuriscale.engine.kernels import cpu_common, cpu_objectives
 from heuriscale.problems.cec2022 import BIAS, CEC2022, HYBRID
 
@@ -36,16 +38,9 @@ def test_inline_values_equal_the_problem_for_every_function_and_dimension(dtype)
     rounding of torch's float32 evaluation (measured: at most 4.4e-5 relative, F1 at D = 20)."""
     for seed, (function, dim) in enumerate(CASES):
         problem = CEC2022(function, dim).to("cpu", dtype)
-        assert cpu_objectives.inline_objective(problem)[0] == cpu_objectives.CEC2022
-        x = _points(problem, dtype, seed)
-        got = torch.from_numpy(cpu_objectives.values(problem, x.numpy()))
         msg = f"F{function} D={dim}"
-        assert got[-1].isnan() and torch.isfinite(got[:-1]).all(), msg
-        wide = problem.to("cpu", torch.float64)  # the same (rounded) data in float64
-        torch.testing.assert_close(got, wide.evaluate(x.double()), rtol=1e-12, atol=0, equal_nan=True, msg=msg)
-        if dtype == torch.float32:
-            torch.testing.assert_close(got, problem.evaluate(x).double(), rtol=1e-4, atol=0, equal_nan=True, msg=msg)
-        else:
+        assert_inline_values(problem, _points(problem, dtype, seed), cpu_objectives.CEC2022, msg)
+        if dtype == torch.float64:
             optimum = torch.from_numpy(cpu_objectives.values(problem, problem.optimum_x[None].numpy()))
             assert abs(float(optimum) - BIAS[function]) <= 1e-8, msg
 
@@ -67,22 +62,28 @@ def test_only_the_exact_cec2022_class_is_inline():
     assert cpu_objectives.inline_objective(hs.get_problem("cec2022-f7", dim=20))[0] == cpu_objectives.CEC2022
 
 
-KERNELS = {"pso": lambda: hs.PSO(pop_size=30), "fep": lambda: hs.FEP(pop_size=20), "de": lambda: hs.DE(pop_size=20)}
-
-
 @pytest.mark.parametrize("function", [1, 7, 12])  # simple, hybrid (its Schaffer quirk), composition
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 def test_native_runs_compute_cec2022_inline_with_the_numbers_torch_gave(kernel, function, monkeypatch):
-    """The kernel computes the function itself now; the runs are those it made when torch
-    evaluated between two kernel calls, up to the last bits (torch's matrix product and sums
-    add in an order of their own: measured at most 4e-14 relative over 200 iterations)."""
-    kw = dict(runs=2, seed=3, device="cpu", dtype="float64", engine="native")
-    runner = hs.Runner(hs.get_problem(f"cec2022-f{function}", dim=10), KERNELS[kernel](), **kw)
-    runner.step(40)
-    inline = runner.result()
-    assert runner._kernels.fitness == cpu_objectives.CEC2022 and inline.extra["engine"] == "native"
-    monkeypatch.setattr(cpu_common, "inline_objective", lambda p: (0, cpu_objectives.NO_DATA))
-    by_torch = hs.minimize(hs.get_problem(f"cec2022-f{function}", dim=10), KERNELS[kernel](), iters=40, **kw)
-    torch.testing.assert_close(inline.history_f, by_torch.history_f, rtol=1e-12, atol=0)
-    torch.testing.assert_close(inline.best_x, by_torch.best_x, rtol=1e-9, atol=1e-9)
-    assert (inline.history_f[:, -1] < inline.history_f[:, 0]).all()
+    assert_inline_run_equals_torch_run(f"cec2022-f{function}", kernel, cpu_objectives.CEC2022, monkeypatch)
+
+
+@pytest.mark.parametrize("kernel", ["pso", "fep"])
+def test_native_cec_runs_do_not_depend_on_the_number_of_threads(kernel, monkeypatch):
+    """The values are computed a block of rows at a time, and the blocks are the same on any
+    number of threads: 300 individuals (a whole block and a partial one) on one thread, on
+    all of them and with the serial build give the same numbers."""
+    make = {"pso": lambda: hs.PSO(pop_size=300), "fep": lambda: hs.FEP(pop_size=300)}[kernel]
+    kw = dict(iters=12, runs=3, seed=4, device="cpu", dtype="float64", engine="native")
+    results = []
+    try:
+        for threads, parallel_min in ((1, 0), (numba.config.NUMBA_NUM_THREADS, 0), (1, 10**12)):
+            hs.set_cpu_threads(threads)
+            monkeypatch.setattr(cpu_common, "PARALLEL_MIN", parallel_min)
+            results.append(hs.minimize(hs.get_problem("cec2022-f12", dim=10), make(), **kw))
+    finally:
+        hs.set_cpu_threads(None)
+    assert results[0].extra["engine"] == "native"
+    for other in results[1:]:
+        assert torch.equal(results[0].history_f, other.history_f) and torch.equal(results[0].best_x, other.best_x)
+    assert (results[0].history_f[:, -1] < results[0].history_f[:, 0]).all()

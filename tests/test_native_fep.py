@@ -18,13 +18,13 @@ from scipy import stats
 import heuriscale as hs
 from heuriscale.engine.kernels.fep import cpu, cpu_math
 
-PROBLEMS = {  # computed inside the kernel, but for cec2017-f1 (by the problem between kernel calls)
+PROBLEMS = {  # computed inside the kernel, but for bbob-f10 (by the problem between kernel calls)
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
     "rosenbrock": lambda: hs.get_problem("rosenbrock", dim=5),
     "fep-f2": lambda: hs.get_problem("fep-f2"),
     "fep-f4": lambda: hs.get_problem("fep-f4"),
     "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
-    "cec2017-f1": lambda: hs.get_problem("cec2017-f1", dim=10),
+    "bbob-f10": lambda: hs.get_problem("bbob-f10", dim=10),
 }
 
 
@@ -52,7 +52,7 @@ def test_one_native_generation_equals_the_eager_one_with_the_same_random_numbers
     algo = hs.FEP(pop_size=pop, q=q, mutation=mutation)
     runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device="cpu", dtype=dtype, engine="native")
     native = runner._kernels
-    assert runner._engine_used() == "native" and bool(native.fitness) == (name != "cec2017-f1")
+    assert runner._engine_used() == "native" and bool(native.fitness) == (name != "bbob-f10")
     eps = torch.finfo(getattr(torch, dtype)).eps
     for k in range(3):
         before = native.prepare(runner.state)

@@ -13,7 +13,7 @@ import torch
 import heuriscale as hs
 from heuriscale.algorithms.prs import to_box
 
-PROBLEMS = {  # computed inside the kernels, but for cec2017-f1 (by the problem between kernel calls)
+PROBLEMS = {  # computed inside the kernels, but for bbob-f10 (by the problem between kernel calls)
     "sphere": lambda: hs.get_problem("sphere", dim=5),
     "rastrigin": lambda: hs.get_problem("rastrigin", dim=5),
     "rastrigin-1d": lambda: hs.get_problem("rastrigin", dim=1),
@@ -22,7 +22,7 @@ PROBLEMS = {  # computed inside the kernels, but for cec2017-f1 (by the problem 
     "griewank": lambda: hs.get_problem("griewank", dim=6),
     "spring": lambda: hs.get_problem("spring"),
     "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
-    "cec2017-f1": lambda: hs.get_problem("cec2017-f1", dim=10),
+    "bbob-f10": lambda: hs.get_problem("bbob-f10", dim=10),
 }
 ALGORITHMS = {
     # 300 rays: more than one block of rows (256), and not a multiple of one

@@ -1,24 +1,12 @@
-"""The CEC 2022 functions one row at a time, for the native kernels to compute inline: the
-official C code's row function (`sr_func`'s shift, scale and rotation, the basic functions,
-hybrids over a shuffled vector, compositions by `cf_cal`'s weights) in float64, equal to
-`problems.cec2022.CEC2022.evaluate`, quirks included (they are listed there).
+"""The CEC 2022 functions for the native kernels to compute inline: `packed(problem)`, the
+float64 numbers `cpu_cec_block.cec_block` reads (the layout is described there: a simple
+function is one basic component, a hybrid one hybrid component whose parts are the later
+records, a composition one component per shift/rotation set), and the basic functions CEC
+2022 adds to the classic ones, one point at a time (`basic`), in float64, as the official C
+code and `problems.cec2022.CEC2022.evaluate` compute them (quirks included: listed there).
 
-One compiled function serves all twelve functions and every dimension: what differs is data,
-packed by `packed(problem)` into the float64 numbers the kernels pass it (`cpu_objectives`'s
-fdata after the address):
-
-    [structure, components K, bias, shift/rotation sets S,
-     K records of RECORD numbers (basic function, rate, rotated, offset, scale, bias, delta,
-     segment start, segment size),
-     S shifts (D each), S rotations (D x D each, by columns), the shuffle (D, hybrids only)]
-
-A simple function is one component on shift 0; a hybrid shifts and rotates once, shuffles,
-and gives each component a segment; a composition gives component k shift and rotation k
-and weighs the components' values by closeness to each shift.
-
-The compiled wrapper that calls `cec_row` is cached beside `cpu_objectives.py`, and Numba's
-disk cache checks only that file: after editing this one (or `cpu_classic.py`), touch
-`cpu_objectives.py`, or its cached wrapper keeps the old code.
+Numba's disk cache checks only the file that defines a function: after editing this file,
+run `make clean-kernels`, or the cached wrapper in `cpu_cec_block.py` keeps the old code.
 """
 
 from __future__ import annotations
@@ -32,8 +20,10 @@ from ...problems import cec2022
 from . import cpu_classic as rows
 from .cpu_jobs import inner
 
-SIMPLE, HYBRID, COMPOSITION = 0, 1, 2
-HEADER, RECORD = 4, 9
+SIMPLE, COMPOSITION = 0, 2  # the packed structures (cpu_cec_block.py)
+#: A packed component that is a hybrid function (its parts: the records it names).
+HYBRID_KIND = 0
+RECORD = 9
 
 #: The basic functions' ids in the packed data, and what each adds to its scaled, rotated
 #: vector before the base function (the torch table's `lambda z: f(z + offset)`).
@@ -44,7 +34,7 @@ OFFSETS = {"rosenbrock": 1.0, "levy": 1.0, "hgbat": -1.0}
 
 
 def packed(problem: cec2022.CEC2022) -> list[float]:
-    """The numbers `cec_row` reads for `problem` (its shifts, rotations and shuffle in the
+    """The numbers `cec_block` reads for `problem` (its shifts, rotations and shuffle in the
     problem's dtype, as its own `evaluate` uses them, widened to float64)."""
     fn, dim = problem.function, problem.dim
 
@@ -54,24 +44,31 @@ def packed(problem: cec2022.CEC2022) -> list[float]:
 
     if fn in cec2022.SIMPLE:  # F3's Schaffer F7 reads the shifted, unrotated vector
         name = cec2022.SIMPLE[fn]
-        structure, records = SIMPLE, [record(name, rotated=name != "schaffer_f7")]
+        structure, components, parts = SIMPLE, [record(name, rotated=name != "schaffer_f7")], []
     elif fn in cec2022.HYBRID:
         shares = cec2022.HYBRID[fn]
-        structure, records = HYBRID, []
-        for (name, _), (start, size) in zip(shares, cec2022._segments(dim, [s for _, s in shares])):
-            # Schaffer F7 reads the first entries of the shuffled vector, unscaled
-            records.append(record(name, start=0 if name == "schaffer_f7" else start, size=size))
+        # Schaffer F7 reads the first entries of the shuffled vector, unscaled
+        parts = [record(name, start=0 if name == "schaffer_f7" else start, size=size)
+                 for (name, _), (start, size) in zip(shares, cec2022._segments(dim, [s for _, s in shares]))]
+        structure, components = SIMPLE, [[HYBRID_KIND, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1, len(parts)]]
     else:
-        components, deltas, biases = cec2022.COMPOSITION[fn]
-        structure = COMPOSITION
-        records = [record(name, rotated, scale, bias, delta)
-                   for (name, rotated, scale), delta, bias in zip(components, deltas, biases)]
-    sets = len(records) if structure == COMPOSITION else 1
-    numbers = [float(structure), float(len(records)), float(cec2022.BIAS[fn]), float(sets)]
+        members, deltas, biases = cec2022.COMPOSITION[fn]
+        structure, parts = COMPOSITION, []
+        components = [record(name, rotated, scale, bias, delta)
+                      for (name, rotated, scale), delta, bias in zip(members, deltas, biases)]
+    sets = len(components)
+    return layout(structure, components, parts, cec2022.BIAS[fn], problem.shifts[:sets], problem.rotations[:sets],
+                  problem.shuffle[None] if parts else None)
+
+
+def layout(structure: int, components: list, parts: list, bias: float, shifts, rotations, shuffles) -> list[float]:
+    """The numbers in `cpu_cec_block`'s layout: the header, the components' records, then the
+    hybrids' parts', then the S shifts (S, D), rotations (S, D, D), by columns, and shuffles
+    (S, D) or None, in the problem's dtype widened to float64."""
+    records = components + parts
+    numbers = [float(structure), float(len(components)), float(bias), float(shifts.shape[0]), float(len(records))]
     numbers += [float(v) for r in records for v in r]
-    tensors = [problem.shifts[:sets], problem.rotations[:sets].transpose(1, 2)]  # by columns: see shift_rotate
-    if structure == HYBRID:
-        tensors.append(problem.shuffle)
+    tensors = [shifts, rotations.transpose(1, 2)] + ([] if shuffles is None else [shuffles])  # (M^T: see cec_block)
     for t in tensors:
         numbers += t.to("cpu", torch.float64).reshape(-1).tolist()
     return numbers
@@ -196,71 +193,17 @@ def basic(which, z):
 
 
 @inner
-def shift_rotate(x, data, shift, rotation, rate, rotated, offset, work):
-    """`sr_func`: y = (x - o) * rate into work[:n], z = M y (or y) + offset into work[n:2n];
-    o at data[shift:], M at data[rotation:] by columns (M^T row-major)."""
-    n = x.shape[0]
-    for i in range(n):
-        work[i] = (np.float64(x[i]) - data[shift + i]) * rate
-    if not rotated:
-        for i in range(n):
-            work[n + i] = work[i] + offset
-        return
-    # z_i = sum_j y_j M_ij, each in the order j = 0, 1, ...; j outside (over a column of M,
-    # contiguous), so that the n sums advance side by side instead of each waiting on its
-    # own previous addition
-    for i in range(n):
-        work[n + i] = 0.0
-    for j in range(n):
-        y, column = work[j], rotation + j * n
-        for i in range(n):
-            work[n + i] += y * data[column + i]
-    for i in range(n):
-        work[n + i] += offset
-
-
-@inner
-def cec_row(x, data):
-    """The CEC function packed in `data` (`packed`) at the point x."""
-    n, structure, k, sets = x.shape[0], int(data[0]), int(data[1]), int(data[3])
-    shifts = HEADER + k * RECORD
-    rotations = shifts + sets * n
-    work = np.empty(2 * n + 2 * k)  # y, z, then the components' values and weights
-    if structure == HYBRID:
-        shuffle = rotations + n * n
-        shift_rotate(x, data, shifts, rotations, 1.0, True, 0.0, work)
-        for i in range(n):
-            work[i] = work[n + int(data[shuffle + i])]
-        total = 0.0
-        for c in range(k):
-            r = HEADER + c * RECORD
-            rate, offset, start, size = data[r + 1], data[r + 3], int(data[r + 7]), int(data[r + 8])
-            for i in range(size):
-                work[n + i] = work[start + i] * rate + offset
-            total += basic(int(data[r]), work[n:n + size])
-        return total + data[2]
-    fits, weights = 2 * n, 2 * n + k
+def cf_sum(fits, weights):
+    """cf_cal's weighted sum of the components' values; where every weight underflowed to 0,
+    all weigh the same."""
+    k, total_w, all_zero = fits.shape[0], 0.0, True
     for c in range(k):
-        r, s = HEADER + c * RECORD, c if sets > 1 else 0
-        shift_rotate(x, data, shifts + s * n, rotations + s * n * n, data[r + 1], data[r + 2] != 0.0, data[r + 3], work)
-        f = basic(int(data[r]), work[n:2 * n])
-        if structure == SIMPLE:
-            return f + data[2]
-        work[fits + c] = data[r + 4] * f + data[r + 5]
-        d2, delta = 0.0, data[r + 6]
-        for i in range(n):
-            d = np.float64(x[i]) - data[shifts + s * n + i]
-            d2 += d * d
-        # cf_cal: the C code's INF at the component's optimum
-        work[weights + c] = cec2022.INF if d2 == 0.0 else math.exp(-d2 / 2.0 / n / (delta * delta)) / math.sqrt(d2)
-    total_w, all_zero = 0.0, True
+        all_zero = all_zero and weights[c] == 0.0
     for c in range(k):
-        all_zero = all_zero and work[weights + c] == 0.0
-    for c in range(k):
-        if all_zero:  # every weight underflowed: all weigh the same
-            work[weights + c] = 1.0
-        total_w += work[weights + c]
+        if all_zero:
+            weights[c] = 1.0
+        total_w += weights[c]
     value = 0.0
     for c in range(k):
-        value += work[weights + c] / total_w * work[fits + c]
-    return value + data[2]
+        value += weights[c] / total_w * fits[c]
+    return value

@@ -1,11 +1,12 @@
 """The objectives the native CPU kernels compute inline, one row at a time (Numba): the
-built-in classic functions (`cpu_classic.py`), the CEC 2022 functions (`cpu_cec.py`), the
-spring design (penalty or Deb handling) and Otsu thresholding, each equal to its torch
-problem, and a user's `NumbaFunction`. Any other
+built-in classic functions (`cpu_classic.py`), the CEC 2022 and CEC 2017 functions
+(`cpu_cec.py`, `cpu_cec2017.py`), the spring design (penalty or Deb handling) and Otsu
+thresholding, each equal to its torch problem, and a user's `NumbaFunction`. Any other
 problem is evaluated by the engine between two calls of the same kernel (`move=True,
 select=False`, then `move=False, select=True`): `inline_objective` says which.
 
-Every inline objective is called through a function pointer (`call_row`): a C-callable
+Every inline objective is called through a function pointer (`call_row`; the CEC functions
+through `call_block`, a block of points a call): a C-callable
 wrapper compiled (and cached on disk) for the one objective and dtype a run uses, its
 address in fdata[0]. So one build of a kernel serves every objective, and building it
 compiles none of them: inlining all of them behind a branch on fid made every kernel build
@@ -20,12 +21,15 @@ import math
 
 import numpy as np
 import torch
+from llvmlite import ir
 from numba import carray, cfunc, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ...problems import classic
 from ...problems.compiled import call_row
 from ...problems.classic import ClassicProblem
-from . import cpu_cec
+from . import cpu_cec, cpu_cec2017, cpu_cec_block
 from . import cpu_classic as rows
 from .cpu_jobs import inner
 
@@ -39,8 +43,10 @@ INLINE = {
 
 
 #: Application problems computed inside the kernels from their data (`inline_objective`), a
-#: user's compiled objective (`NumbaFunction`) and the CEC 2022 functions (`cpu_cec.py`).
-SPRING_PENALTY, SPRING_DEB, OTSU, USER, CEC2022 = 17, 18, 19, 20, 21
+#: user's compiled objective (`NumbaFunction`), the CEC 2022 functions (`cpu_cec.py`) and the
+#: CEC 2017 ones (`cpu_cec2017.py`); both CEC suites are computed by `cpu_cec_block.py`, a
+#: block of points a call.
+SPRING_PENALTY, SPRING_DEB, OTSU, USER, CEC2022, CEC2017 = 17, 18, 19, 20, 21, 22
 
 
 def inline_objective(problem) -> tuple[int, np.ndarray]:
@@ -49,8 +55,10 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
     compiled wrapper for the problem's dtype (`compiled_objective`; user-space addresses are
     below 2^53, so exact), then its data: the spring design's penalty weight or Deb offset,
     Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps them), a CEC
-    2022 function's structure, shifts, rotations and shuffle (`cpu_cec.packed`). Exact
+    2022 or CEC 2017 function's structure, shifts, rotations and shuffles (`cpu_cec.packed`,
+    `cpu_cec2017.packed`). Exact
     types only: a subclass may change the objective."""
+    from ...problems.cec2017 import CEC2017 as CEC2017Problem
     from ...problems.cec2022 import CEC2022 as CEC2022Problem
     from ...problems.compiled import NumbaFunction
     from ...problems.constraints import Constrained
@@ -70,6 +78,8 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
         fid, data = OTSU, torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64).tolist()
     elif type(problem) is CEC2022Problem:
         fid, data = CEC2022, cpu_cec.packed(problem)
+    elif type(problem) is CEC2017Problem:
+        fid, data = CEC2017, cpu_cec2017.packed(problem)
     if not fid:
         return 0, NO_DATA
     return fid, np.array([float(compiled_objective(fid, dtype).address), *data])
@@ -133,7 +143,7 @@ def otsu(x, sums):
 OBJECTIVES = (None, rows.sphere, rows.euclidean, rows.rastrigin, rows.ackley, rows.griewank, rows.rosenbrock,
               rows.schwefel_1_2, rows.schwefel_2_21, rows.schwefel_2_22, rows.schwefel_2_26, rows.step, rows.zakharov,
               rows.levy, rows.bent_cigar, rows.elliptic, rows.hgbat, _spring_penalty, _spring_deb, otsu,
-              None, cpu_cec.cec_row)  # (USER: the user's function has a wrapper of its own)
+              None)  # (USER: the user's function has a wrapper of its own; CEC2022, CEC2017: `compiled_objective`)
 
 _compiled: dict = {}
 
@@ -141,7 +151,11 @@ _compiled: dict = {}
 def compiled_objective(fid: int, dtype) -> object:
     """The C-callable `double f(T *x, intp n, double *data, intp m)` of built-in objective
     `fid` for points of `dtype` (a Numba cfunc; `.address` is what the kernels call), compiled
-    on first use and cached on disk: one small function, not every objective."""
+    on first use and cached on disk: one small function, not every objective. For the CEC
+    functions, `cpu_cec_block.compiled_block`'s `void f(T *xs, intp rows, intp n, double
+    *data, intp m, double *out)` (one for both suites), which `call_block` calls."""
+    if fid in (CEC2022, CEC2017):
+        return cpu_cec_block.compiled_block(dtype)
     return compiled_row_function(_compiled, _wrapper, fid, dtype)
 
 
@@ -165,9 +179,67 @@ def _wrapper(fid: int):
 
 
 # -- what the kernels call ---------------------------------------------------------------------
+def _block_call(context, builder, signature, args, out_ptr):
+    """`fn(xs + start, rows, n, fdata + 1, len(fdata) - 1, out_ptr)` for the function at the
+    address args[0] (see `call_block`)."""
+    addr, array, first, rows, count, numbers = args[:6]
+    view = context.make_array(signature.args[1])(context, builder, array)
+    data = builder.gep(view.data, [first])
+    rows = context.cast(builder, rows, signature.args[3], types.intp)
+    count = context.cast(builder, count, signature.args[4], types.intp)
+    extra = context.make_array(signature.args[5])(context, builder, numbers)
+    one = context.get_constant(types.intp, 1)
+    after = builder.gep(extra.data, [one])  # the numbers after the address
+    m = builder.sub(builder.extract_value(extra.shape, 0), one)
+    fnty = ir.FunctionType(ir.VoidType(), [data.type, rows.type, count.type, after.type, m.type, out_ptr.type])
+    builder.call(builder.inttoptr(addr, fnty.as_pointer()), [data, rows, count, after, m, out_ptr])
+
+
+def _block_types(xs, fdata, *integers) -> bool:
+    return (isinstance(xs, types.Array) and xs.ndim == 1 and xs.layout == "C" and isinstance(xs.dtype, types.Float)
+            and isinstance(fdata, types.Array) and fdata.ndim == 1 and fdata.dtype == types.float64
+            and all(isinstance(t, types.Integer) for t in integers))
+
+
+@intrinsic
+def call_block(typingctx, address, xs, start, rows, n, fdata, out):
+    """`fn` at `address` (`cpu_cec_block.compiled_block`) on the `rows` points of n values
+    each of the 1-D contiguous float array xs from `start`, with the numbers after fdata[0],
+    into out[:rows] (float64, contiguous): `call_row`'s way for a block of points."""
+    if not (_block_types(xs, fdata, address, start, rows, n) and isinstance(out, types.Array)
+            and out.dtype == types.float64 and out.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        into = context.make_array(signature.args[6])(context, builder, args[6]).data
+        _block_call(context, builder, signature, args, into)
+        return context.get_dummy_value()
+
+    return types.none(address, xs, start, rows, n, fdata, out), codegen
+
+
+@intrinsic
+def call_block_one(typingctx, address, xs, start, n, fdata):
+    """`call_block` for the one point xs[start:start + n]: its value, through a number on
+    the stack (no array made per point)."""
+    if not _block_types(xs, fdata, address, start, n):
+        return None
+
+    def codegen(context, builder, signature, args):
+        one = context.get_constant(types.intp, 1)
+        into = cgutils.alloca_once(builder, ir.DoubleType())
+        sig = types.none(signature.args[0], signature.args[1], signature.args[2], types.intp, *signature.args[3:])
+        _block_call(context, builder, sig, [*args[:3], one, *args[3:]], into)
+        return builder.load(into)
+
+    return types.float64(address, xs, start, n, fdata), codegen
+
+
 @njit(cache=True, inline="always")
 def value_of(fid, x, fdata):
     """The inline objective (fid > 0) at the point x (1-D contiguous), through its pointer."""
+    if fid == CEC2022 or fid == CEC2017:
+        return call_block_one(np.int64(fdata[0]), x, 0, x.shape[0], fdata)
     return call_row(np.int64(fdata[0]), x, 0, x.shape[0], fdata)
 
 
@@ -184,11 +256,13 @@ def new_value(fid, fdata, x, f_in, row):
 @inner
 def block_values(fid, fdata, xs, dim, f_in, row0, vals):
     """The objective of a block's rows (flat coordinates xs) into vals (float64, NaN kept):
-    sphere and euclidean as passes over coordinates that vectorise, the other inline
-    objectives row by row through their pointer (with no slice made per point), other
-    problems read from f_in (rows row0, row0 + 1, ...)."""
+    sphere and euclidean as passes over coordinates that vectorise, the CEC functions as one
+    call for the block, the other inline objectives row by row through their pointer (with
+    no slice made per point), other problems read from f_in (rows row0, row0 + 1, ...)."""
     rows = xs.shape[0] // dim
-    if fid == 1 or fid == 2:
+    if fid == CEC2022 or fid == CEC2017:
+        call_block(np.int64(fdata[0]), xs, 0, rows, dim, fdata, vals)
+    elif fid == 1 or fid == 2:
         vals[:rows] = 0.0
         for d in range(dim):
             for i in range(rows):
@@ -206,16 +280,30 @@ def block_values(fid, fdata, xs, dim, f_in, row0, vals):
             vals[i] = f_in[row0 + i]
 
 
-def values(problem, rows: np.ndarray) -> np.ndarray:
-    """The problem's inline objective (`inline_objective`) at each row of `rows` (n, D), as
-    the kernels compute it, through the same pointer: float64 values (n,). For tests."""
-    from ...problems.compiled import _each_row
+@njit(cache=True)
+def _each_block(fid, fdata, rows, block, out):
+    """`block_values` over `block` rows at a time (the last block shorter), or with block = 0
+    `value_of` row by row."""
+    n, dim = rows.shape
+    flat = rows.reshape(-1)
+    if block == 0:
+        for i in range(n):
+            out[i] = value_of(fid, rows[i], fdata)
+        return
+    for r0 in range(0, n, block):
+        r1 = min(n, r0 + block)
+        block_values(fid, fdata, flat[r0 * dim:r1 * dim], dim, out, r0, out[r0:r1])
 
+
+def values(problem, rows: np.ndarray, block: int = 256) -> np.ndarray:
+    """The problem's inline objective (`inline_objective`) at each row of `rows` (n, D), as
+    the kernels compute it, through the same pointer: float64 values (n,), `block` rows a
+    call (as `block_values`; 0: one point a call, as `value_of`). For tests."""
     fid, fdata = inline_objective(problem)
     if not fid:
         raise ValueError(f"problem {problem.name!r} has no inline objective: the engine evaluates it between "
                          "kernel calls")
     rows = np.ascontiguousarray(rows, dtype=torch.empty(0, dtype=problem.lower.dtype).numpy().dtype)
     out = np.empty(rows.shape[0])
-    _each_row(np.int64(fdata[0]), rows, out, fdata)
+    _each_block(fid, fdata, rows, block, out)
     return out

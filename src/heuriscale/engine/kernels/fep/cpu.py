@@ -64,7 +64,7 @@ from numba import njit, prange, typeof, types
 from ....algorithms.fep import learning_rates
 from ..cpu_common import BLOCK_ROWS, NativeIteration, copy_into, kernel, kth_smallest, track_best
 from ..cpu_jobs import JobType, call_job, compiled_jobs, inner, job
-from ..cpu_objectives import value_of
+from ..cpu_objectives import CEC2017, CEC2022, block_values, value_of
 from ..cpu_random import philox, uniform
 from .cpu_math import box_muller, cauchy, cos_turns, fast_exp, fast_sin, pi_error
 
@@ -207,9 +207,15 @@ def _terms(fid, xs, terms):
 @job(error_model="numpy")
 def _values(fid, fdata, fast, x, f, p0, p1, terms):
     """f[p] = the inline objective `fid` at x[p] for rows p0..p1, through its pointer
-    (cpu_objectives.py; float64); but for paper 004's f1, f3-f5 when `fast`, `_terms` first,
-    then each row's terms summed in float64."""
+    (cpu_objectives.py; float64; the CEC functions one call for the rows); but for paper
+    004's f1, f3-f5 when `fast`, `_terms` first, then each row's terms summed in float64."""
     dim = x.shape[1]
+    if fid == CEC2022 or fid == CEC2017:
+        vals = np.empty(p1 - p0)
+        block_values(fid, fdata, x[p0:p1].reshape(-1), dim, f, p0, vals)
+        for p in range(p1 - p0):
+            f[p0 + p] = vals[p]
+        return
     if not fast or fid not in (1, 3, 6, 10):
         for p in range(p0, p1):
             f[p] = value_of(fid, x[p], fdata)
