@@ -29,12 +29,13 @@ def eager_move(problem, algo, x: torch.Tensor, f: torch.Tensor, u: torch.Tensor,
     x, f, u = x.to(dtype), f.to(dtype), u.to(dtype)
     pull, has_brighter = attraction(x, f, beta0, gamma, 1024)
     moved = x + pull + torch.where(has_brighter[..., None], alpha * (2.0 * u - 1.0), 0.0)
-    return torch.clamp(moved, problem.lower.to(dtype), problem.upper.to(dtype)).double()
+    bounds = (problem.lower.to(x.device, dtype), problem.upper.to(x.device, dtype))
+    return torch.clamp(moved, *bounds).double()
 
 
 def errors(runner, algo, x: torch.Tensor) -> tuple[float, float]:
     """(fused, eager float32) error of one iteration from population x, as described above."""
-    problem = runner.problem
+    problem = runner._guarded  # (on the run's device)
     state = State(x=x.clone(), f=problem.evaluate(x))
     u = torch.rand(2, *x.shape, device=x.device, generator=torch.Generator(device=x.device).manual_seed(1))
     runner._kernels.given_r = u

@@ -47,15 +47,21 @@ from ..cuda_common import (
     uniform_pairs,
 )
 
-#: Widest dimension taken: a tile of 64 receivers' rows and their attraction stay in registers.
+#: Widest dimension taken (BLOCK_D = 256: the largest tiles of TILES still fit).
 MAX_DIM = 256
-#: Receivers per tile and attractors per tile of j (`FusedFirefly.tiles`).
-BLOCK_P = 64
-BLOCK_J = 64
-#: A chunk holds at least this many attractors (fewer programs: each loads its receivers
-#: once), and a receiver tile at most MAX_CHUNKS chunks (their partial sums take about
-#: MAX_CHUNKS / 2 times the population's memory per run).
-MIN_CHUNK = 2048
+#: `FusedFirefly.tiles`' arguments (receivers per tile, attractors per tile, least attractors per
+#: chunk, warps, pipeline stages) by float32 products (True) or float64, and BLOCK_D. float32 at
+#: BLOCK_D = 32 is the fastest of 10 settings measured on an H200 at N = 16,384
+#: (benchmarks/fused_tiles.py; 64 x 64 tiles, 4 warps: 1.37x slower); the others are the largest
+#: tiles whose shared memory fits (227 KB) with few or no spilled registers (ptxas, sm_90).
+TILES = {
+    True: {16: (128, 64, 4096, 8, 2), 32: (128, 64, 4096, 8, 2), 64: (64, 32, 2048, 4, 2),
+           128: (64, 16, 2048, 4, 2), 256: (64, 16, 2048, 4, 1)},
+    False: {16: (64, 32, 2048, 4, 2), 32: (64, 32, 2048, 4, 2), 64: (64, 32, 2048, 4, 1),
+            128: (64, 16, 2048, 4, 1), 256: (64, 16, 2048, 4, 1)},
+}
+#: A receiver tile has at most this many chunks (their partial sums take about MAX_CHUNKS / 2
+#: times the population's memory per run).
 MAX_CHUNKS = 8
 
 
@@ -270,15 +276,16 @@ class FusedFirefly(FusedIteration):
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
         self.block_d = max(16, triton.next_power_of_2(problem.dim))  # tl.dot needs 16 or more
-        super().__init__(problem, runs, algorithm.pop_size, BLOCK_P,
+        split = problem.lower.dtype == torch.float32
+        tiles = TILES[split][self.block_d]
+        super().__init__(problem, runs, algorithm.pop_size, tiles[0],
                          [float(c) for c in algorithm.coefficients(problem)], target, seed)
-        self.split = self.lower.dtype == torch.float32
-        self.tiles()
+        self.split = split
+        self.tiles(*tiles)
 
-    def tiles(self, block_p: int = BLOCK_P, block_j: int = BLOCK_J, min_chunk: int = MIN_CHUNK, num_warps: int = 4,
-              num_stages: int = 2) -> None:
-        """The tiles (powers of 2; block_j >= 8) and the buffers that depend on them. The
-        defaults measured fastest on an H200 at N = 16,384, D = 32 (benchmarks/fused_tiles.py)."""
+    def tiles(self, block_p: int, block_j: int, min_chunk: int, num_warps: int = 4, num_stages: int = 2) -> None:
+        """The tiles (powers of 2, block_j >= 16; TILES has the defaults) and the buffers that
+        depend on them."""
         self.block_p, self.block_j, self.num_warps, self.num_stages = block_p, block_j, num_warps, num_stages
         runs, device, dtype = self.runs, self.lower.device, self.lower.dtype
         self.blocks = math.ceil(self.pop / block_p)
