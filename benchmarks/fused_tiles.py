@@ -4,8 +4,8 @@
     PYTHONPATH=src python3 benchmarks/fused_tiles.py --only apo   # one algorithm's sweep
 
 Times one iteration (CUDA-graph replay, after a warm-up chunk) of PSO at paper 001's size
-and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles, warps and
-(Firefly) product precisions; FEP's selection program at paper 004's size for several
+and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles and warps
+(Firefly: also pipeline stages and chunks of attractors); FEP's selection program at paper 004's size for several
 tiles and warps; and APO at paper 003's sizes (bent cigar, evaluated between two launches;
 Griewank, inside the kernel) and at smaller rows (D = 100, 30, 10), for several rows per
 program and warps, and its renewal program's tile.

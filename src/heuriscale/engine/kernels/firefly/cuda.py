@@ -1,4 +1,4 @@
-"""The synchronous Firefly iteration as Triton kernels (all pairs, without an N x N matrix).
+"""The synchronous Firefly iteration as Triton kernels (the pairs that can attract, no N x N matrix).
 
 `algorithms/firefly.py` is the reference. Only a brighter firefly (strictly lower f) attracts,
 so each iteration visits a run's population in order of f: `torch.sort` orders the values and
@@ -18,8 +18,8 @@ firefly to its own row, whose Philox counters draw its noise as without the sort
 objective. `_finish` reduces the block bests for the engine's bookkeeping.
 
 Precision. float32 products are each three TF32 products on the tensor cores (a = a_hi + a_lo
-with both halves TF32 numbers; a_lo b_hi + a_hi b_lo + a_hi b_hi: float32 accuracy, where one
-TF32 product would wreck r^2 by cancellation). `_gather` splits the positions once an
+with both halves TF32 numbers; a_lo b_hi + a_hi b_lo + a_hi b_hi: about float32's accuracy, where
+one TF32 product would wreck r^2 by cancellation; docs/benchmarks.md has the errors measured). `_gather` splits the positions once an
 iteration, stored by row for the first product and by coordinate for the second (the layouts
 the tensor cores read without a transpose); `_attract` splits only the weights. Positions
 are taken relative to the run's brightest firefly (r^2 and the attraction do not change):
@@ -91,24 +91,18 @@ def _gather(x_ptr, order_ptr, values_ptr, hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq
     (SPLIT, float32) by row (runs, PADDED, BLOCK_D) and by coordinate (runs, BLOCK_D, PADDED),
     or as is by row; its |x - x_brightest|^2 and its f. Places from N on and coordinates from
     D on are padding (x = 0, f = +inf: never brighter), so that `_attract` reads whole tiles."""
-    block = tl.program_id(0)
-    run = tl.program_id(1)
-    p = block * BLOCK_G + tl.arange(0, BLOCK_G)
-    d = tl.arange(0, BLOCK_D)
-    pm = p < N
-    dm = d < D
-    mask = pm[:, None] & dm[None, :]
+    _, run, p, d, pm, dm, mask, sorted_at, _ = tile(N, D, BLOCK_G, BLOCK_D, WIDE)  # (sorted_at: run * N + p)
     runs_before = run
     if WIDE:
         runs_before = run.to(tl.int64)
-    member = tl.load(order_ptr + runs_before * N + p, mask=pm, other=0)
+    member = tl.load(order_ptr + sorted_at, mask=pm, other=0)
     brightest = tl.load(order_ptr + runs_before * N)
     center = tl.load(x_ptr + (runs_before * N + brightest) * D + d, mask=dm, other=0.0)
     x = tl.load(x_ptr + (runs_before * N + member)[:, None] * D + d[None, :], mask=mask, other=0.0)
     x = tl.where(mask, x - center[None, :], 0.0)
     place = runs_before * PADDED + p
     tl.store(sq_ptr + place, tl.sum(x * x, 1))
-    tl.store(fs_ptr + place, tl.load(values_ptr + runs_before * N + p, mask=pm, other=float("inf")))
+    tl.store(fs_ptr + place, tl.load(values_ptr + sorted_at, mask=pm, other=float("inf")))
     by_row = place[:, None] * BLOCK_D + d[None, :]
     if SPLIT:
         hi = _tf32(x)
@@ -158,9 +152,9 @@ def _attract(hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, work_ptr, pull_
         xj = tl.load(hi_ptr + by_row)
         sq_j = tl.load(sq_ptr + base + j)
         f_j = tl.load(fs_ptr + base + j)
-        # Each tile's products start from zero and are added in float32 (IEEE): the tensor
-        # cores round their own sums toward zero, so a long chain of tiles in one accumulator
-        # (a chunk's) drifts (measured: 4e-4 of the largest move at N = 16,384, D = 32).
+        # Each tile's products start from zero and are added in float32: the tensor cores' own
+        # sums are not float32's, and a chunk's tiles chained in one accumulator drifted (4e-4
+        # of the largest move against float64 at N = 16,384, D = 32; docs/benchmarks.md).
         if SPLIT:  # (the small terms first)
             xj_lo = tl.load(lo_ptr + by_row)
             dots = tl.dot(a_lo, tl.trans(xj), input_precision="tf32")
