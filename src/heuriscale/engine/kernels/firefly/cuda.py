@@ -18,13 +18,13 @@ firefly to its own row, whose Philox counters draw its noise as without the sort
 objective. `_finish` reduces the block bests for the engine's bookkeeping.
 
 Precision. float32 products are each three TF32 products on the tensor cores (a = a_hi + a_lo
-with both halves TF32 numbers; a_lo b_hi + a_hi b_lo + a_hi b_hi: about float32's accuracy, where
-one TF32 product would wreck r^2 by cancellation; docs/benchmarks.md has the errors measured). `_gather` splits the positions once an
-iteration, stored by row for the first product and by coordinate for the second (the layouts
-the tensor cores read without a transpose); `_attract` splits only the weights. Positions
-are taken relative to the run's brightest firefly (r^2 and the attraction do not change):
-what cancels is then the swarm's spread around it, not the distance from the origin. float64
-products are IEEE.
+with both halves TF32 numbers; a_lo b_hi + a_hi b_lo + a_hi b_hi: about float32's accuracy,
+where one TF32 product would wreck r^2 by cancellation; docs/benchmarks.md has the errors
+measured). `_gather` splits the positions once an iteration, stored by row for the first
+product and by coordinate for the second (the layouts the tensor cores read without a
+transpose); `_attract` splits only the weights. Positions are taken relative to the run's
+brightest firefly (r^2 and the attraction do not change): what cancels is then the swarm's
+spread around it, not the distance from the origin. float64 products are IEEE.
 
 The update is synchronous (every firefly moves from the previous positions), so the new
 population goes to a second buffer; the two buffers alternate.
