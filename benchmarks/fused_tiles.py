@@ -4,8 +4,8 @@
     PYTHONPATH=src python3 benchmarks/fused_tiles.py --only apo   # one algorithm's sweep
 
 Times one iteration (CUDA-graph replay, after a warm-up chunk) of PSO at paper 001's size
-and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles, warps and
-(Firefly) product precisions; FEP's selection program at paper 004's size for several
+and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles and warps
+(Firefly: also pipeline stages and chunks of attractors); FEP's selection program at paper 004's size for several
 tiles and warps; and APO at paper 003's sizes (bent cigar, evaluated between two launches;
 Griewank, inside the kernel) and at smaller rows (D = 100, 30, 10), for several rows per
 program and warps, and its renewal program's tile.
@@ -23,14 +23,17 @@ import heuriscale as hs
 from heuriscale.engine.device import synchronize
 
 
-def per_iteration(problem, algo, steps: int, runs: int = 1, **tiles) -> float:
+def per_iteration(problem, algo, steps: int, runs: int = 1, firefly_tiles=None, **tiles) -> float:
     runner = hs.Runner(problem, algo, runs=runs, device="cuda", engine="fused", seed=0)
     fused = runner._kernels
+    if firefly_tiles is not None:
+        fused.tiles(*firefly_tiles)
     for name, value in tiles.items():
         setattr(fused, name, value)
-    fused.blocks = math.ceil(fused.pop / fused.block_p)
-    fused.block_f = torch.empty(runs, fused.blocks, device="cuda", dtype=torch.float32)
-    fused.block_i = torch.empty(runs, fused.blocks, device="cuda", dtype=torch.int64)
+    if tiles:
+        fused.blocks = math.ceil(fused.pop / fused.block_p)
+        fused.block_f = torch.empty(runs, fused.blocks, device="cuda", dtype=torch.float32)
+        fused.block_i = torch.empty(runs, fused.blocks, device="cuda", dtype=torch.int64)
     runner.step(2 * runner.chunk)
     synchronize(runner.device)
     started = time.perf_counter()
@@ -52,11 +55,8 @@ def main() -> None:
             times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, steps, block_p=bp, num_warps=nw) * 1e6:.1f} us"
                               for nw in (1, 2, 4, 8))
             print(f"{label}  block_p {bp}  {times}", flush=True)
-    problem, algo = hs.get_problem("sphere", dim=32), hs.Firefly(pop_size=16_384)
-    for precision in ("tf32x3", "ieee") if "firefly" in only else ():
-        for bp, bj, nw in [(64, 64, 4), (128, 64, 8), (128, 32, 4), (64, 32, 4), (64, 128, 8)]:
-            t = per_iteration(problem, algo, 64, block_p=bp, block_j=bj, num_warps=nw, precision=precision)
-            print(f"firefly 16,384 x 32  {precision}  block {bp} x {bj}  warps {nw}: {t * 1e6:.0f} us", flush=True)
+    if "firefly" in only:
+        firefly_sweep()
     problem, algo = hs.get_problem("fep-f5"), hs.FEP(pop_size=6400)
     for tile in (1024, 2048, 4096, 8192, 16384) if "fep" in only else ():
         times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, 1280, select_tile=tile, select_warps=nw) * 1e6:.1f} us"
@@ -82,6 +82,32 @@ def main() -> None:
         for tile in (1024, 2048, 4096, 8192) if pop == 10_000 and label.startswith("bent") else ():
             t = per_iteration(problem, algo, 640, renew_tile=tile)
             print(f"apo {label}  renewal tile {tile}: {t * 1e6:.1f} us", flush=True)
+
+#: Firefly's tiles tried: (receivers, attractors per tile, least attractors per chunk, warps,
+#: pipeline stages), the arguments of `FusedFirefly.tiles`.
+FIREFLY_TILES = [(64, 64, 2048, 4, 2), (128, 64, 2048, 8, 2), (64, 32, 2048, 4, 3), (128, 32, 2048, 8, 2),
+                 (128, 32, 2048, 8, 3), (64, 32, 2048, 4, 2), (64, 64, 2048, 4, 1), (64, 64, 1024, 4, 2),
+                 (64, 64, 4096, 4, 2), (128, 64, 4096, 8, 2)]
+
+
+def firefly_sweep(steps: int = 256) -> None:
+    """Firefly at N = 16,384, D = 32 (float32) in each of FIREFLY_TILES: their kernels are
+    compiled first, all at once in threads (`compiled_together`), then each is timed."""
+    from heuriscale.engine.kernels.cuda_common import compiled_together
+
+    problem, algo = hs.get_problem("sphere", dim=32), hs.Firefly(pop_size=16_384)
+    runner = hs.Runner(problem, algo, runs=1, device="cuda", engine="fused", seed=0)
+    fused = runner._kernels
+    with compiled_together():
+        for tiles in FIREFLY_TILES:
+            fused.tiles(*tiles)
+            fused(fused.prepare(runner.state), runner.best_x.clone(), runner._hit_iter.clone(), runner._it.clone(),
+                  runner.best_f.clone(), record=torch.empty_like(runner.best_f))
+    for tiles in FIREFLY_TILES:
+        t = per_iteration(problem, algo, steps, firefly_tiles=tiles)
+        print(f"firefly 16,384 x 32  tiles {tiles[0]} x {tiles[1]}, chunks of >= {tiles[2]}, warps {tiles[3]}, "
+              f"stages {tiles[4]}: {t * 1e6:.1f} us", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -59,6 +59,45 @@ def test_one_fused_step_equals_the_eager_step_with_the_same_random_numbers(algor
     assert runner.iteration == 3 and int(runner._it) == 3
 
 
+# Interpreted on the CPU these take 80 s together: `-m slow` there. The default run still ties
+# the fused kernels to eager: test_native.py checks that they compute the native kernels'
+# numbers, and that the native runs converge like eager ones.
+INTERPRETED_IS_SLOW = [] if torch.cuda.is_available() else [pytest.mark.slow]
+
+
+@pytest.mark.parametrize(("tiles", "dtype"), [((64, 64), "float64")] + [
+    pytest.param(tiles, dtype, marks=INTERPRETED_IS_SLOW)
+    for tiles, dtype in [((64, 64), "float32"), ((128, 32), "float64"), ((128, 32), "float32")]])
+def test_fused_firefly_over_many_tiles_and_chunks_with_ties_equals_the_eager_step(tiles, dtype, fused_device):
+    """The kernels visit the population in order of f, a tile of receivers against chunks of
+    the attractor tiles before it, and scatter each firefly back to its row: over several
+    tiles (300 fireflies on CUDA, 130 interpreted; tiles of 64 or 128 receivers and 64 or 32
+    attractors, chunks of 64) and with f on a few levels (many ties, across tiles too: a tie
+    must not attract), a step is the eager one."""
+    cuda = fused_device == "cuda"
+    pop = 300 if cuda else 130
+    algo = hs.Firefly(pop_size=pop, alpha=0.5, beta0=0.2, gamma=0.01)
+    runner = hs.Runner(PROBLEMS["rastrigin"](), algo, runs=2 if cuda else 1, seed=5, device=fused_device,
+                       dtype=dtype, engine="fused")
+    fused = runner._kernels
+    fused.tiles(block_p=tiles[0], block_j=tiles[1], min_chunk=64)
+    assert fused.slots > fused.blocks  # receiver tiles of several chunks
+    eps = torch.finfo(getattr(torch, dtype)).eps
+    for k in range(2 if cuda else 1):
+        runner.state.f = (runner.state.f / 8).floor() * 8
+        before, best_before = fused.prepare(runner.state), runner.best_f.clone()
+        assert (before.f[:, :, None] == before.f[:, None, :]).sum() > pop * 10
+        torch.manual_seed(100 + k)
+        fused.given_r = torch.stack([torch.rand_like(before.x), torch.rand_like(before.x)])
+        runner.step(1)
+        torch.manual_seed(100 + k)
+        expected = algo.step(runner._guarded, before)
+        torch.testing.assert_close(runner.state.x, expected.x, rtol=0, atol=256 * eps * 5.12)
+        torch.testing.assert_close(runner.state.f, expected.f, rtol=256 * eps, atol=256 * eps)
+        torch.testing.assert_close(runner.best_f, torch.minimum(best_before, expected.f.amin(-1)), rtol=256 * eps,
+                                   atol=256 * eps)
+
+
 def _sorted_by_f(state):
     """A population's rows in order of f (FEP's survivors come out in another order than eager's)."""
     order = state.f.argsort(-1)
@@ -159,10 +198,6 @@ def test_the_kernels_random_numbers_are_uniform_and_independent(fused_device):
     assert corr(r1[0], r1[1]) < 0.1 and corr(draws[0], draws[1]) < 0.1
 
 
-# Interpreted on the CPU these take 80 s together: `-m slow` there. The default run still ties
-# the fused kernels to eager: test_native.py checks that they compute the native kernels'
-# numbers, and that the native runs converge like eager ones.
-INTERPRETED_IS_SLOW = [] if torch.cuda.is_available() else [pytest.mark.slow]
 
 
 #: Each algorithm that declares CUDA kernels, as these tests build it.

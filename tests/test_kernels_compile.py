@@ -51,7 +51,7 @@ ALGORITHMS = {
     "apo": ("griewank", [lambda pop: hs.APO(pop_size=pop, max_iters=20),
                          lambda pop: hs.APO(pop_size=pop, max_iters=20, np=2)], DIM),  # odd pairs read words c, e
 }
-POPS = {"firefly": 70}  # 2 blocks of its 64 rows
+POPS = {"firefly": 130}  # 2 blocks of its 128 rows in float32, 3 of 64 in float64
 #: (dim, pop) of the runs with the objective evaluated between launches, per dtype, for the
 #: algorithms whose kernels keep rows in registers: tiles of real sizes. Paper 003's 1,000
 #: coordinates: one row a block (BLOCK_P = 1); 1,100 protozoa: APO's renewal tile and FEP's
