@@ -45,8 +45,6 @@ demo: setup
 clean: clean-kernels
 	rm -rf $(VENV) .pytest_cache site
 
-# Numba's disk cache checks only the file that defines a kernel: after editing a function that
-# kernels in other files compile in (engine/kernels/cpu_random.py's philox, cpu_objectives.py's
-# objective, fep/cpu_math.py's polynomials, ...), drop it.
+# The native kernels' Numba disk cache (stamped with every kernel source: engine/kernels/cpu_cache.py).
 clean-kernels:
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete

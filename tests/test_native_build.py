@@ -238,3 +238,49 @@ def test_jobs_are_compiled_here_with_one_thread_or_when_forked_processes_hang(tm
     assert done["forked"] == forked
     assert sorted(done["compiled"]) == ["double", "negate", "square"]
     assert done["values"] == [[2.0, 4.0, 6.0, 8.0], [1.0, 4.0, 9.0, 16.0], [-1.0, -2.0, -3.0, -4.0]]
+
+
+def _locator_and_stamp(dispatcher):
+    cache = dispatcher._cache
+    return type(cache._impl.locator).__name__, cache._cache_file._source_stamp
+
+
+def test_the_kernels_disk_cache_is_stamped_with_every_kernel_source():
+    """A kernel compiles in functions of other files (Philox, the objectives): its cached
+    machine code must go stale when any of them changes, not only its own file."""
+    from heuriscale.engine.kernels import cpu_cache, cpu_random
+    from heuriscale.problems import compiled
+
+    for dispatcher in (cpu_random.uniform, compiled._each_row, cpu_common.close_step):
+        name, stamp = _locator_and_stamp(dispatcher)
+        assert name.startswith("Kernel") and stamp == cpu_cache.sources_digest(), (dispatcher, name)
+
+    @njit(cache=True)
+    def users_own(x):  # (a function of this file: Numba's own rules)
+        return x + 1
+
+    name, stamp = _locator_and_stamp(users_own)
+    assert not name.startswith("Kernel") and stamp != cpu_cache.sources_digest()
+
+
+def test_the_kernel_sources_digest_changes_with_any_kernel_file(tmp_path, monkeypatch):
+    from heuriscale.engine.kernels import cpu_cache
+
+    tree = tmp_path / "heuriscale"
+    (tree / "engine" / "kernels" / "pso").mkdir(parents=True)
+    (tree / "problems").mkdir()
+    files = [tree / "engine" / "kernels" / "cpu_random.py", tree / "engine" / "kernels" / "pso" / "cpu.py",
+             tree / "problems" / "compiled.py"]
+    for f in files:
+        f.write_text("x = 1\n")
+    monkeypatch.setattr(cpu_cache, "_KERNELS", tree / "engine" / "kernels")
+    monkeypatch.setattr(cpu_cache, "_SOURCES", (tree / "engine" / "kernels", files[2]))
+    digests = []
+    for f in [None, *files]:
+        if f is not None:
+            f.write_text("x = 2\n")
+        cpu_cache.sources_digest.cache_clear()
+        digests.append(cpu_cache.sources_digest())
+    cpu_cache.sources_digest.cache_clear()
+    assert len(set(digests)) == len(digests)
+    assert cpu_cache._is_kernel_source(str(files[1])) and not cpu_cache._is_kernel_source(str(tmp_path / "mine.py"))

@@ -4,9 +4,6 @@ function is one basic component, a hybrid one hybrid component whose parts are t
 records, a composition one component per shift/rotation set), and the basic functions CEC
 2022 adds to the classic ones, one point at a time (`basic`), in float64, as the official C
 code and `problems.cec2022.CEC2022.evaluate` compute them (quirks included: listed there).
-
-Numba's disk cache checks only the file that defines a function: after editing this file,
-run `make clean-kernels`, or the cached wrapper in `cpu_cec_block.py` keeps the old code.
 """
 
 from __future__ import annotations

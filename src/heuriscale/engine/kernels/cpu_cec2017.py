@@ -3,9 +3,6 @@ float64 numbers `cpu_cec_block.cec_block` reads (the layout is described there),
 basic functions CEC 2022 lacks (Weierstrass, sum of different powers, Lunacek
 bi-Rastrigin), one point at a time, in float64, as the official C code and
 `problems.cec2017.CEC2017.evaluate` compute them (quirks included: listed there).
-
-Numba's disk cache checks only the file that defines a function: after editing this file,
-run `make clean-kernels`, or the cached wrapper in `cpu_cec_block.py` keeps the old code.
 """
 
 from __future__ import annotations

@@ -28,10 +28,6 @@ x by its set, shuffles it and sums its parts, records start ... start + size - 1
 basic function on its segment). A simple function is one basic component on set 0, a hybrid
 one hybrid component on set 0; a composition gives component k set k and weighs the
 components' values by closeness to each shift.
-
-Numba's disk cache checks only the file that defines a function: the C-callable wrapper
-(`compiled_block`) is defined here, so editing this file rebuilds it, but after editing
-`cpu_cec.py`, `cpu_cec2017.py` or `cpu_classic.py` run `make clean-kernels`.
 """
 
 from __future__ import annotations
@@ -40,6 +36,7 @@ import math
 
 import numpy as np
 import torch
+from . import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import carray, cfunc, types
 
 from ...problems.cec2022 import INF  # cf_cal's weight at a component's optimum

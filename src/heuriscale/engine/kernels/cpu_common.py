@@ -29,6 +29,7 @@ import types
 
 import numpy as np
 import torch
+from . import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit
 
 from ...problems.base import check_fitness

@@ -60,6 +60,7 @@ import warnings
 
 import numpy as np
 from llvmlite import ir
+from . import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit, prange, types
 from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock

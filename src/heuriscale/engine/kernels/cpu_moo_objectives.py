@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import torch
+from . import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import carray, njit
 
 from ...problems.compiled import call_row

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import torch
 from llvmlite import ir
+from . import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import carray, cfunc, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic

@@ -11,6 +11,7 @@ the CPU and CUDA fast paths draw the same numbers.
 from __future__ import annotations
 
 import numpy as np
+from . import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit
 
 _MASK = np.uint64(0xFFFFFFFF)

@@ -50,6 +50,7 @@ import math
 
 import numpy as np
 import torch
+from .. import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit, prange, typeof, types
 
 from ....algorithms.apo import AUTOTROPH, DORMANCY, HETEROTROPH, REPRODUCTION, APOState

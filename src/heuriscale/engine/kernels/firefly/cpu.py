@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from .. import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit, prange, typeof, types
 
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, kernel

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 import torch
+from .. import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit, typeof, types
 from numba.extending import overload
 

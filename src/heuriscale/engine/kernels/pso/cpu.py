@@ -13,6 +13,7 @@ argmin of pbest_f: on exact ties the two may keep different, equally good points
 from __future__ import annotations
 
 import numpy as np
+from .. import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import njit, typeof, types
 
 from ..cpu_common import BLOCK_ROWS, NativeIteration, close_step, copy_into, native_view
