@@ -238,17 +238,34 @@ def test_fused_runs_are_reproducible_and_seeds_differ(fused_device):
     assert a.best_f[0] != a.best_f[1]  # the runs of one call draw different numbers
 
 
-@pytest.mark.parametrize("make", [lambda: hs.PSO(pop_size=40), lambda: hs.PRS(pop_size=40, max_iters=20)])
-def test_the_last_block_of_each_run_does_its_bookkeeping_once_per_iteration(make, fused_device):
-    """One launch per iteration: each run's last block reduces its blocks and the last run
-    advances the counts; the arrival counters are back at zero after every launch."""
-    runner = hs.Runner(hs.get_problem("sphere", dim=40), make(), runs=3, seed=2, device=fused_device, engine="fused")
-    fused = runner._kernels
-    assert fused.blocks > 1  # (40 rows of 64 coordinates: blocks of 4 rows)
-    runner.step(5)
-    assert int(runner._it) == 5 and int(fused.counter) == 5 and not fused.done.any()
-    assert torch.equal(runner.best_f, runner.state.f.amin(-1).minimum(runner.best_f))
-    assert torch.equal(runner.best_f, runner._history.values().amin(0))
+# the block bests' points read with their values; read after them (interpreted: 10-15 s each, `-m slow`)
+@pytest.mark.parametrize("dim,pop", [(40, 24), pytest.param(300, 9, marks=INTERPRETED_IS_SLOW)])
+@pytest.mark.parametrize("make", [hs.PSO, lambda pop_size: hs.PRS(pop_size=pop_size, max_iters=20)])
+def test_chained_launches_end_as_launches_settled_one_by_one(make, dim, pop, fused_device):
+    """A chain (each launch does the last one's bookkeeping, `settle` the last's: a graph's
+    chunk) leaves the runs, the counts and the history rows bit for bit as single steps do."""
+    kw = dict(runs=2, seed=2, device=fused_device, engine="fused", target=1e3)
+    single = hs.Runner(hs.get_problem("rastrigin", dim=dim), make(pop_size=pop), **kw)
+    chained = hs.Runner(hs.get_problem("rastrigin", dim=dim), make(pop_size=pop), **kw)
+    fused = chained._kernels
+    assert 1 < fused.blocks and fused.chains
+    rows = []
+    for _ in range(3):
+        single.step(1)
+        rows.append(single.best_f.clone())
+    chained_rows = torch.full((3, 2), torch.nan, device=fused_device, dtype=single.best_f.dtype)
+    with fused.chained():
+        carry = (chained.state, chained.best_x, chained._hit_iter, chained._it, chained.best_f)
+        for k in range(3):
+            carry = fused(*carry, record=chained_rows[k])
+    assert fused.link is None  # settled
+    for field, value in vars(single.state).items():
+        assert torch.equal(getattr(chained.state, field), value), field
+    for mine, theirs in ((chained.best_f, single.best_f), (chained.best_x, single.best_x),
+                         (chained._hit_iter, single._hit_iter), (chained._it, single._it),
+                         (fused.counter, single._kernels.counter), (chained_rows, torch.stack(rows))):
+        assert torch.equal(mine, theirs)
+    assert int(chained._it) == 3 and int(fused.counter) == 3
 
 
 @pytest.mark.parametrize("make", [lambda: hs.PSO(pop_size=16), lambda: hs.PRS(pop_size=16), lambda: hs.FEP(pop_size=16)])

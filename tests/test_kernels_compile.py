@@ -28,6 +28,7 @@ import triton.language as tl
 
 import heuriscale as hs
 from heuriscale.engine.kernels import declared
+from heuriscale.engine.kernels.cuda_chain import PDL_AFTER_WORK, PDL_AT_ONCE
 from heuriscale.engine.kernels.cuda_common import FITNESS, USER
 from registered import each, with_kernels
 
@@ -99,7 +100,13 @@ def _step(problem, algorithm, dtype, hook=None, target=None):
     assert runner._engine_used() == "fused"
     if hook is not None:
         hook(runner._kernels, runner.state.x)
-    runner.step(1)
+    chained = getattr(runner._kernels, "chained", None)
+    if chained is None:
+        runner.step(1)
+    else:  # a chain's first launch, a later one and its settling (cuda_chain), with each PDL mode of a GPU's
+        runner._kernels.pdl = {"float32": PDL_AFTER_WORK, "float64": PDL_AT_ONCE}[dtype]
+        with chained():
+            runner.step(2)
 
 
 def fused_runs() -> None:

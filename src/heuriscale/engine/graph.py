@@ -124,22 +124,29 @@ class GraphStepper:
         self.graph = torch.cuda.CUDAGraph()
         generator = torch.cuda.default_generators[torch.cuda.current_device()]
         rng = generator.get_state()
+        chained = getattr(fn, "chained", contextlib.nullcontext)  # (fused kernels whose launches chain: cuda_chain)
         with _no_collection(), torch.no_grad(), torch.cuda.graph(self.graph):
             out = carry
-            for k in range(self.chunk):
-                if self.compiled:  # a compiled step is called as it was warmed up: no recompilation
-                    out = fn(*out)
-                    self.history[k].copy_(out[-1])
-                else:
-                    out = fn(*out, record=self.history[k])
-                if self.samples:
-                    for buffer, value in zip(self.samples, self.sample(out)):
-                        buffer[k].copy_(value)
+            with chained():
+                out = self._steps(fn, out)
             for dst, src in zip(self._tensors(self.static), self._tensors(out)):
                 if dst.data_ptr() != src.data_ptr():  # steps that work in place return the buffers
                     dst.copy_(src)
         generator.set_state(rng)  # capture draws nothing real; replays will
         torch.cuda.synchronize()
+
+    def _steps(self, fn, out) -> tuple:
+        """The chunk's steps, each with its history row (and samples)."""
+        for k in range(self.chunk):
+            if self.compiled:  # a compiled step is called as it was warmed up: no recompilation
+                out = fn(*out)
+                self.history[k].copy_(out[-1])
+            else:
+                out = fn(*out, record=self.history[k])
+            if self.samples:
+                for buffer, value in zip(self.samples, self.sample(out)):
+                    buffer[k].copy_(value)
+        return out
 
     @staticmethod
     def _tensors(carry) -> list[torch.Tensor]:

@@ -4,8 +4,8 @@ engine's best-so-far bookkeeping, as Triton device functions; plus their host-si
 A fused iteration has a per-block kernel that moves and evaluates a block of one run's
 population and writes the block's best new value with its index; the block bests are then
 reduced for the engine's bookkeeping (best-so-far, target iteration, history row) next to
-the algorithm's own (e.g. PSO's gbest): by the run's last block to finish, in the same
-launch (`arrived_last`: PSO, PRS), or by a per-run kernel after it (`finish_run`).
+the algorithm's own (e.g. PSO's gbest): by a per-run kernel after it (`finish_run`), or by
+every program of the next launch (`cuda_chain`: PSO, PRS).
 """
 
 from __future__ import annotations
@@ -77,7 +77,14 @@ def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.con
     iteration, STREAM): one call gives four numbers, i.e. two per coordinate for two
     neighbouring coordinates; another STREAM gives independent ones.
     """
-    a, b, c, e = pair_uniforms(seed, counter_ptr, row, BLOCK_D, WIDE, STREAM)
+    return uniform_pairs_at(seed, tl.load(counter_ptr), row, BLOCK_P, BLOCK_D, WIDE, STREAM)
+
+
+@triton.jit
+def uniform_pairs_at(seed, count, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr,
+                     STREAM: tl.constexpr = 0):
+    """`uniform_pairs` at the Philox counter's value `count` (loaded with a kernel's other loads)."""
+    a, b, c, e = pair_uniforms_at(seed, count, row, BLOCK_D, WIDE, STREAM)
     return interleave(a, b, BLOCK_P, BLOCK_D), interleave(c, e, BLOCK_P, BLOCK_D)
 
 
@@ -85,13 +92,19 @@ def uniform_pairs(seed, counter_ptr, row, BLOCK_P: tl.constexpr, BLOCK_D: tl.con
 def pair_uniforms(seed, counter_ptr, row, BLOCK_D: tl.constexpr, WIDE: tl.constexpr, STREAM: tl.constexpr = 0):
     """`uniform_pairs`' four numbers of each coordinate pair j (columns 2j, 2j + 1), as four
     (BLOCK_P, BLOCK_D // 2) tiles."""
+    return pair_uniforms_at(seed, tl.load(counter_ptr), row, BLOCK_D, WIDE, STREAM)
+
+
+@triton.jit
+def pair_uniforms_at(seed, count, row, BLOCK_D: tl.constexpr, WIDE: tl.constexpr, STREAM: tl.constexpr = 0):
+    """`pair_uniforms` at the Philox counter's value `count`."""
     HALF: tl.constexpr = BLOCK_D // 2
     pair = row[:, None] * HALF + tl.arange(0, HALF)[None, :]
     zero = (pair * 0).to(tl.uint32)
     high = zero
     if WIDE:
         high = (pair >> 32).to(tl.uint32)
-    step = zero + tl.load(counter_ptr).to(tl.uint32)
+    step = zero + count.to(tl.uint32)
     a, b, c, e = tl.random.philox(seed, pair.to(tl.uint32), high, step, zero + STREAM)
     return (tl.random.uint_to_uniform_float(a), tl.random.uint_to_uniform_float(b),
             tl.random.uint_to_uniform_float(c), tl.random.uint_to_uniform_float(e))
@@ -141,8 +154,7 @@ def new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS: tl.constex
 def guard_and_count(f, nan_ptr, run):
     """NaN -> +inf, counted per run (what the engine's guard does for other problems). The
     count is added only where there is one: an atomic on every block's path would make the
-    iteration's chain of memory latencies one longer (the blocks' arrival in `arrived_last`
-    waits for their earlier writes)."""
+    iteration's chain of memory latencies one longer."""
     nan = f != f
     nans = tl.sum(nan.to(tl.int64), 0)
     if nans > 0:
@@ -176,10 +188,11 @@ def reduce_blocks(block_f_ptr, block_i_ptr, run, NB, BLOCK_B: tl.constexpr):
 
 
 @triton.jit
-def sum_blocks(block_s_ptr, run, NB, BLOCK_B: tl.constexpr):
-    """The run's sum of per-block partial sums."""
+def sum_blocks_from(first, block_s_ptr, run, NB, BLOCK_B: tl.constexpr):
+    """The run's sum of per-block partial sums, the first BLOCK_B of them `first` (loaded
+    with a kernel's other loads)."""
     lanes = tl.arange(0, BLOCK_B)
-    acc = tl.load(block_s_ptr + run * NB + lanes, mask=lanes < NB, other=0.0)
+    acc = first
     for start in range(BLOCK_B, NB, BLOCK_B):
         acc += tl.load(block_s_ptr + run * NB + start + lanes, mask=start + lanes < NB, other=0.0)
     return tl.sum(acc, 0)
@@ -238,35 +251,6 @@ def finish_run(block_f_ptr, block_i_ptr, x_ptr, best_x_ptr, best_f_ptr, hit_ptr,
     if run == 0:
         tl.store(counter_ptr, tl.load(counter_ptr) + 1)
     return m, x, d, dm
-
-
-@triton.jit
-def arrived_last(done_ptr, slot, count):
-    """True in the program that arrives last of the `count` that arrive at counter `slot`
-    this launch; it resets the counter for the next launch. The atomic orders memory
-    (acquire-release, GPU scope): what the others stored before arriving is visible to it.
-    This lets the last block of a run reduce the block bests in the same launch, instead of
-    a per-run kernel after it: one dependent launch fewer per iteration."""
-    last = tl.atomic_add(done_ptr + slot, 1, sem="acq_rel") == count - 1
-    tl.store(done_ptr + slot, 0, mask=last)
-    return last
-
-
-@triton.jit
-def finish_iteration(done_ptr, counter_ptr, it_ptr):
-    """Called once per run, by the run's last block after its bookkeeping (`arrived_last`
-    on slot `run`): the last of the runs advances the Philox counter and the iteration
-    count, after every block has drawn its numbers and every run's bookkeeping has read the
-    count (which therefore takes the count + 1: IT_AHEAD). Returns whether it did, for an
-    algorithm's own per-iteration counts."""
-    runs = tl.num_programs(1)
-    last = runs == 1
-    if runs > 1:
-        last = arrived_last(done_ptr, runs, runs)
-    if last:
-        tl.store(counter_ptr, tl.load(counter_ptr) + 1)
-        tl.store(it_ptr, tl.load(it_ptr) + 1)
-    return last
 
 
 #: Programs a launch should have at least before its blocks get smaller (`row_tiles`).
@@ -394,9 +378,6 @@ class FusedIteration:
         self.block_f = torch.empty(runs, self.blocks, device=device, dtype=dtype)
         self.block_i = torch.empty(runs, self.blocks, device=device, dtype=torch.int64)
         self.counter = torch.zeros((), device=device, dtype=torch.int64)
-        # Arrival counters of the blocks of each run, and of the runs (`arrived_last`): zero
-        # between launches (the last to arrive resets them).
-        self.done = torch.zeros(runs + 1, device=device, dtype=torch.int32)
         # Where the history row goes when a step is not recorded: always storing one keeps a
         # single specialisation of each kernel, so the one a graph's warm-up compiles (timed as
         # setup) is the one every later step runs (no compilation inside a timed run).
@@ -423,22 +404,27 @@ class FusedIteration:
         if not can_compile_together():
             return 0.0
         started, spare = time.perf_counter(), self.spare
-        with compiled_together():  # the history row as a graph's steps pass it: the same specialisations
-            self(s, best_x, hit, it, best_f, record=torch.empty_like(best_f))
+        with compiled_together():
+            self.calls_to_compile(s, best_x, hit, it, best_f)
         self.spare = spare
         return time.perf_counter() - started
 
-    def move_and_select(self, kernel, args: dict, x_new: torch.Tensor, f_out: torch.Tensor) -> None:
+    def calls_to_compile(self, s, best_x, hit, it, best_f) -> None:
+        """The calls that launch every kernel specialisation the steps will (`warm_up`)."""
+        self(s, best_x, hit, it, best_f, record=torch.empty_like(best_f))  # the history row as a graph's steps pass it
+
+    def move_and_select(self, kernel, args: dict, x_new: torch.Tensor, f_out: torch.Tensor, **options) -> None:
         """Launch the per-block kernel: once with the objective inline, else move, evaluate
-        `x_new` with the engine's (NaN-guarded) problem, then select."""
+        `x_new` with the engine's (NaN-guarded) problem, then select. `options`: Triton's
+        launch options (launch_pdl)."""
         grid = (self.blocks, self.runs)
         if self.fitness:
-            launch(kernel, grid, f_in_ptr=f_out, MOVE=True, SELECT=True, **args)
+            launch(kernel, grid, f_in_ptr=f_out, MOVE=True, SELECT=True, **args, **options)
         else:
-            launch(kernel, grid, f_in_ptr=f_out, MOVE=True, SELECT=False, **args)
+            launch(kernel, grid, f_in_ptr=f_out, MOVE=True, SELECT=False, **args, **options)
             compiling = compiling_only()  # (then nothing has moved: no point to evaluate, nor NaN to count)
             f_in = f_out if compiling else self.problem.evaluate(x_new)
-            launch(kernel, grid, f_in_ptr=f_in, MOVE=False, SELECT=True, **args)
+            launch(kernel, grid, f_in_ptr=f_in, MOVE=False, SELECT=True, **args, **options)
 
     def random_args(self, x: torch.Tensor) -> dict:
         r = self.given_r if self.given_r is not None else self.drawn_r
@@ -466,12 +452,6 @@ class FusedIteration:
         return dict(best_x_ptr=best_x, best_f_ptr=best_f, hit_ptr=hit, it_ptr=it,
                     record_ptr=self.unrecorded if record is None else record, counter_ptr=self.counter,
                     coef_ptr=self.coef, HAS_TARGET=self.target is not None)
-
-    def finish_args(self, best_x, hit, it, best_f, record) -> dict:
-        """The arguments of a per-block kernel whose last block per run does the run's
-        bookkeeping (`arrived_last`, `best_of_run`, `finish_iteration`)."""
-        return dict(self.track_args(best_x, hit, it, best_f, record), done_ptr=self.done,
-                    BLOCK_B=min(4096, triton.next_power_of_2(self.blocks)))
 
     def reduce_args(self) -> dict:
         """Tile and warps of a per-run kernel that reduces this iteration's block bests."""
