@@ -53,3 +53,15 @@ def assert_inline_run_equals_torch_run(name, kernel, fid, monkeypatch):
     torch.testing.assert_close(inline.history_f, by_torch.history_f, rtol=1e-12, atol=0)
     torch.testing.assert_close(inline.best_x, by_torch.best_x, rtol=1e-9, atol=1e-9)
     assert (inline.history_f[:, -1] < inline.history_f[:, 0]).all()
+
+
+def assert_only_the_exact_class_is_inline(suite: type, name: str, dim: int) -> None:
+    """A subclass of the suite's class may change the objective, so the engine evaluates it;
+    the suite's own problems (`name` at `dim`) are computed inline."""
+    class Halved(suite):
+        def evaluate(self, x):
+            return super().evaluate(x) / 2
+
+    assert cpu_objectives.inline_objective(Halved(1, 10))[0] == 0
+    assert cpu_objectives.inline_objective(hs.get_problem(name, dim=dim))[0] != 0
+
