@@ -33,7 +33,6 @@ PROBLEMS = {  # computed inside the kernel, but for bbob-f10 (evaluated by the p
     "rosenbrock": lambda: hs.get_problem("rosenbrock", dim=5),
     "schwefel-2.26": lambda: hs.get_problem("schwefel-2.26", dim=4),
     "hgbat": lambda: hs.get_problem("hgbat", dim=3),
-    "cec2022-f1": lambda: hs.get_problem("cec2022-f1", dim=10),
     "bbob-f10": lambda: hs.get_problem("bbob-f10", dim=10),
     "spring": lambda: hs.get_problem("spring"),
     "otsu": lambda: hs.get_problem("otsu", levels=2, size=64),

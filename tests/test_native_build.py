@@ -249,9 +249,8 @@ def test_the_kernels_disk_cache_is_stamped_with_every_kernel_source():
     """A kernel compiles in functions of other files (Philox, the objectives): its cached
     machine code must go stale when any of them changes, not only its own file."""
     from heuriscale.engine.kernels import cpu_cache, cpu_random
-    from heuriscale.problems import compiled
 
-    for dispatcher in (cpu_random.uniform, compiled._each_row, cpu_common.close_step):
+    for dispatcher in (cpu_random.uniform, cpu_common.close_step):
         name, stamp = _locator_and_stamp(dispatcher)
         assert name.startswith("Kernel") and stamp == cpu_cache.sources_digest(), (dispatcher, name)
 

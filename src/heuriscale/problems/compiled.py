@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from ..engine.kernels import cpu_cache  # noqa: F401 - before any cached function (see there)
 from numba import carray, cfunc, njit, types
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic

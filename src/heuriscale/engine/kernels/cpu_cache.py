@@ -9,8 +9,10 @@ cache files are not the package's, and stay) as well as to a developer.
 
 The locators here are Numba's own (a user's `NUMBA_CACHE_DIR`, the package's `__pycache__`,
 the user-wide cache), but for the functions of these files only, their stamp is a digest of
-all of them: a change to any kernel source rebuilds every kernel once. Every module that
-caches a Numba function imports this one first; other code's functions keep Numba's rules.
+all of them: a change to any kernel source rebuilds every kernel once. Every kernel module
+that caches a Numba function imports this one first; other code's functions keep Numba's
+rules. `problems/compiled.py` (which may not import the engine) is in the digest: the kernels
+compile in its `call_row`, while its own cached function calls only what its file defines.
 """
 
 from __future__ import annotations
