@@ -446,11 +446,15 @@ def test_between_replayed_chunks_the_runner_launches_three_copies_and_never_wait
     assert len(counted) <= 3 * chunks, sorted(set(counted))
 
 
-def test_a_graph_engines_set_up_reads_throwaway_milestones_and_leaves_the_runs_own_as_they_were():
+def test_a_graph_engines_set_up_reads_throwaway_milestones_and_leaves_the_runs_own_as_they_were(monkeypatch):
     """`History.warm_up` (called when a graph is captured) runs a milestone read, the target
-    ladder's searchsorted included, so that its CUDA kernels are loaded before the steps; the
-    run's history and milestones do not change."""
+    ladder's searchsorted included, so that its CUDA kernels are loaded before the steps, once
+    a process for each kind of run set; the run's history and milestones do not change."""
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    from heuriscale.engine import history as history_module
+
+    monkeypatch.setattr(history_module, "_WARMED", set())
 
     runner = hs.Runner("fep-f5", hs.FEP(pop_size=16), device="cpu", seed=0, runs=2)
     runner.step(3)
@@ -466,6 +470,10 @@ def test_a_graph_engines_set_up_reads_throwaway_milestones_and_leaves_the_runs_o
         runner._history.warm_up(64)
     after = runner._history.state_dict()
     assert "aten.searchsorted.Tensor" in counted and "aten.argmax.default" in counted, sorted(set(counted))
+    counted.clear()
+    with Count():
+        runner._history.warm_up(64)  # (this process has read such milestones now)
+    assert counted == []
     assert after.keys() == before.keys()
     for key, value in before.items():
         other = after[key]

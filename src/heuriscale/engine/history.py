@@ -44,6 +44,9 @@ PENDING_ROWS = 1024
 #: The target ladder: precisions 10^(k/5) above the optimum for these k (COCO's five per decade).
 TARGET_EXPONENTS = tuple(range(40, -41, -1))
 
+#: What `History.warm_up` has read in this process: (device, dtype, with a target ladder).
+_WARMED: set[tuple] = set()
+
 
 def target_precisions() -> torch.Tensor:
     """The ladder's precisions 10^(k/5), k in TARGET_EXPONENTS (float64)."""
@@ -103,8 +106,14 @@ class History:
         its steps (FEP at paper 004's size: 45 ms for its 2,000 generations otherwise), the
         later ones under 1 ms; of the work inside its timed steps, only the first milestone
         read was new to the process. A graph engine calls this in its set-up, so that the
-        steps load none of these kernels. This history is not changed."""
+        steps load none of these kernels (once a process for each device, dtype and whether
+        there is a target ladder: the kernels do not depend on the shapes). This history is
+        not changed."""
         like = self.milestones._last
+        kind = (like.device, like.dtype, self.milestones.optima is not None)
+        if kind in _WARMED:
+            return
+        _WARMED.add(kind)
         scratch = Milestones(self.milestones.optima)
         scratch.start(like, like)
         block = like[None].expand(rows, -1).contiguous()
