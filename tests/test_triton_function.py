@@ -69,6 +69,23 @@ def test_its_nan_values_are_counted_inside_and_never_best(fused_device):
     assert (r.nan_evals > 0).all() and torch.isfinite(r.best_f).all() and (r.best_x[:, 0] <= 0).all()
 
 
+@triton.jit
+def all_nan(x, mask):
+    return tl.sum(x, 1) * float("nan")
+
+
+@pytest.mark.parametrize("algorithm", ["pso", "prs", "firefly"] + [pytest.param(a, marks=pytest.mark.slow) for a in ("fep", "apo")])
+def test_every_nan_value_is_counted_once_and_the_padding_rows_never(algorithm, fused_device):
+    # 20 individuals in blocks of more rows: the padding rows give NaN too, and must not count
+    make = {"pso": lambda: hs.PSO(pop_size=20), "prs": lambda: hs.PRS(pop_size=20, max_iters=6),
+            "fep": lambda: hs.FEP(pop_size=20), "firefly": lambda: hs.Firefly(pop_size=20),
+            "apo": lambda: hs.APO(pop_size=20)}[algorithm]
+    r = hs.minimize(hs.TritonFunction(all_nan, 2, -1, 1), make(), iters=6, runs=2, seed=0, device=fused_device,
+                    engine="fused")
+    assert r.extra["engine"].startswith("fused")
+    assert r.nan_evals.tolist() == [r.evals, r.evals] and r.evals >= 20 * 7 and torch.isinf(r.best_f).all()
+
+
 def test_other_engines_evaluate_it_with_a_kernel_of_its_own(fused_device):
     r = hs.minimize(hs.TritonFunction(sphere, 3, -5, 5), hs.APO(pop_size=10), iters=5, device=fused_device,
                     engine="eager", seed=0)

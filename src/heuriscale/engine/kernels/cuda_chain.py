@@ -118,13 +118,29 @@ def pick_row(rows, chosen):
 
 
 @triton.jit
-def store_block_best_row(f, x, rows_ok, block, run, NB, D, d, dm, block_f_ptr, block_x_ptr, BLOCK_P: tl.constexpr):
+def _first_min_and_count(f1, i1, n1, f2, i2, n2):
+    """Combine of `store_block_best_row`'s reduction: the smaller value (the first of equal
+    ones, as tl.min's indices), and NaN rows added."""
+    first = (f1 < f2) | ((f1 == f2) & (i1 < i2))
+    return tl.where(first, f1, f2), tl.where(first, i1, i2), n1 + n2
+
+
+@triton.jit
+def store_block_best_row(f, nan, x, rows_ok, block, run, NB, D, d, dm, block_f_ptr, block_x_ptr, nan_ptr,
+                         BLOCK_P: tl.constexpr):
     """The block's best value (masked rows count as +inf; the first of equal ones) and its
-    point, for the next launch (`pending_best`)."""
-    best_f, best_i = tl.min(tl.where(rows_ok, f, float("inf")), 0, return_indices=True)
+    point, for the next launch (`pending_best`), and the block's NaN rows `nan` counted
+    (`cuda_common.values_and_nans`): one block-wide reduction for the three, and the best
+    row stored by the threads that hold it (no second reduction to gather it)."""
+    lanes = tl.arange(0, BLOCK_P)
+    best_f, best_i, nans = tl.reduce((tl.where(rows_ok, f, float("inf")), lanes, nan.to(tl.int32)), 0,
+                                     _first_min_and_count)
+    if nans > 0:
+        tl.atomic_add(nan_ptr + run, nans.to(tl.int64))
     slot = run * NB + block
     tl.store(block_f_ptr + slot, best_f)
-    tl.store(block_x_ptr + slot.to(tl.int64) * D + d, pick_row(x, tl.arange(0, BLOCK_P) == best_i), mask=dm)
+    row_ptr = block_x_ptr + slot.to(tl.int64) * D
+    tl.store(row_ptr + lanes[:, None] * 0 + d[None, :], x, mask=(lanes == best_i)[:, None] & dm[None, :])
 
 
 @triton.jit

@@ -117,7 +117,7 @@ def interleave(even, odd, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr):
 
 
 @triton.jit
-def tile(P, D, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr):
+def tile(P, D, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr, DENSE: tl.constexpr = False):
     """This program's tile: block program_id(0) of run program_id(1)'s P rows of D numbers.
 
     Returns (block, run, p, d, pm, dm, mask, row, off): row indices p in the population and
@@ -133,6 +133,9 @@ def tile(P, D, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, WIDE: tl.constexpr)
     row = run * P + p
     if WIDE:
         row = run.to(tl.int64) * P + p
+    if DENSE:  # D == BLOCK_D: rows start at multiples of BLOCK_D, so a thread may load a row's numbers at once
+        return block, run, p, d, pm, dm, tl.broadcast_to(pm[:, None], (BLOCK_P, BLOCK_D)), row, \
+            row[:, None] * BLOCK_D + d[None, :]
     return block, run, p, d, pm, dm, pm[:, None] & dm[None, :], row, row[:, None] * D + d[None, :]
 
 
@@ -141,25 +144,34 @@ def new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS: tl.constex
     """The rows' objective values: inline (NaN -> +inf, counted), or for FITNESS == 0 those
     the engine's (NaN-guarded) problem computed between a move launch and a select launch.
     FITNESS == USER calls the user's Triton function on the rows (padding coordinates 0)."""
-    if FITNESS == 0:
-        f = tl.load(f_in_ptr + row, mask=pm, other=float("inf"))
-    elif FITNESS == 20:  # USER
-        f = guard_and_count(USER_FN(tl.where(dm[None, :], x, 0.0), dm[None, :]), nan_ptr, run)
-    else:
-        f = guard_and_count(objective(x, d, dm, D, FITNESS), nan_ptr, run)
+    f, nan = values_and_nans(x, f_in_ptr, row, pm, d, dm, D, FITNESS, USER_FN)
+    count_nans(nan, nan_ptr, run)
     return f
 
 
 @triton.jit
-def guard_and_count(f, nan_ptr, run):
-    """NaN -> +inf, counted per run (what the engine's guard does for other problems). The
-    count is added only where there is one: an atomic on every block's path would make the
-    iteration's chain of memory latencies one longer."""
+def values_and_nans(x, f_in_ptr, row, pm, d, dm, D, FITNESS: tl.constexpr, USER_FN: tl.constexpr):
+    """`new_values` before the NaN count: the values with NaN -> +inf, and where a row of the
+    population (`pm`) gave NaN. A kernel that reduces its block anyway counts them in that
+    reduction (`cuda_chain.store_block_best_row`): each block-wide reduction is a barrier."""
+    if FITNESS == 0:  # (guarded and counted by the engine: no NaN here)
+        f = tl.load(f_in_ptr + row, mask=pm, other=float("inf"))
+    elif FITNESS == 20:  # USER
+        f = USER_FN(tl.where(dm[None, :], x, 0.0), dm[None, :])
+    else:
+        f = objective(x, d, dm, D, FITNESS)
     nan = f != f
+    return tl.where(nan, float("inf"), f), nan & pm
+
+
+@triton.jit
+def count_nans(nan, nan_ptr, run):
+    """Add the NaN rows `nan` to run `run`'s count. The count is added only where there is
+    one: an atomic on every block's path would make the iteration's chain of memory
+    latencies one longer."""
     nans = tl.sum(nan.to(tl.int64), 0)
     if nans > 0:
         tl.atomic_add(nan_ptr + run, nans)
-    return tl.where(nan, float("inf"), f)
 
 
 @triton.jit

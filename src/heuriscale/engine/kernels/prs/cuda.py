@@ -34,7 +34,7 @@ from ..cuda_chain import (
     start_after_last,
     store_block_best_row,
 )
-from ..cuda_common import new_values, row_tiles, sum_blocks_from, tile, uniform_pairs_at
+from ..cuda_common import row_tiles, sum_blocks_from, tile, uniform_pairs_at, values_and_nans
 
 #: Widest dimension the fused kernels take (one program keeps a ray's row in registers).
 MAX_DIM = 4096
@@ -136,9 +136,10 @@ def _refract(
         tl.store(x_ptr + off, x, mask=mask)
 
     if SELECT:
-        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS, USER_FN)
+        f, nan = values_and_nans(x, f_in_ptr, row, pm, d, dm, D, FITNESS, USER_FN)
         tl.store(f_ptr + row, f, mask=pm)
-        store_block_best_row(f, x, pm, block, run, NB, D, d, dm, block_f_out_ptr, block_x_out_ptr, BLOCK_P)
+        store_block_best_row(f, nan, x, pm, block, run, NB, D, d, dm, block_f_out_ptr, block_x_out_ptr, nan_ptr,
+                             BLOCK_P)
         tl.store(block_s_out_ptr + run * NB + block, tl.sum(tl.where(pm, f, 0.0), 0))
     let_next_start(PDL)
 

@@ -33,10 +33,16 @@ from ..cuda_chain import (
     start_after_last,
     store_block_best_row,
 )
-from ..cuda_common import new_values, row_tiles, tile, uniform_pairs_at, where_row
+from ..cuda_common import row_tiles, tile, uniform_pairs_at, values_and_nans, where_row
 
 #: Widest dimension the fused kernels take (one program keeps a particle's row in registers).
 MAX_DIM = 4096
+#: In D = 2 a thread holds whole rows (`tile`'s DENSE: one load of a row, and a Philox call's
+#: two pairs are its r1 and r2, so no exchange between threads), and a program holds at most
+#: PAIR_TILE_ROWS of them with 2 warps: at paper 001's 65,536 x 2 on an H200 an iteration took
+#: 3.00 us, against 3.25 with `row_tiles`' 512 rows and 4 warps and 3.04 with 256 and 4 (the
+#: block-wide reductions' barriers are shorter over fewer warps; docs/benchmarks.md).
+PAIR, PAIR_TILE_ROWS = 2, 256
 
 
 @triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
@@ -48,9 +54,9 @@ def _move(
     seed, P, D, NB, RPD,
     FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr, PENDING: tl.constexpr,
     GIVEN_R: tl.constexpr, EMIT_R: tl.constexpr, WIDE: tl.constexpr, HAS_TARGET: tl.constexpr, PDL: tl.constexpr,
-    ALL: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_B: tl.constexpr,
+    DENSE: tl.constexpr, ALL: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_B: tl.constexpr,
 ):
-    block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE)
+    block, run, p, d, pm, dm, mask, row, off = tile(P, D, BLOCK_P, BLOCK_D, WIDE, DENSE)
     start_after_last(PDL)
     # Every load first, the last launch's block bests too: a warp issues in order, so a load
     # after the first use of another would wait for it. Then one round trip for all.
@@ -99,12 +105,13 @@ def _move(
         tl.store(x_ptr + off, x, mask=mask)
 
     if SELECT:
-        f = new_values(x, f_in_ptr, nan_ptr, run, row, pm, d, dm, D, FITNESS, USER_FN)
+        f, nan = values_and_nans(x, f_in_ptr, row, pm, d, dm, D, FITNESS, USER_FN)
         tl.store(f_ptr + row, f, mask=pm)
         improved = f < pbest_f
         tl.store(pbest_f_ptr + row, f, mask=pm & improved)
         tl.store(pbest_x_ptr + off, x, mask=mask & improved[:, None])
-        store_block_best_row(f, x, pm, block, run, NB, D, d, dm, block_f_out_ptr, block_x_out_ptr, BLOCK_P)
+        store_block_best_row(f, nan, x, pm, block, run, NB, D, d, dm, block_f_out_ptr, block_x_out_ptr, nan_ptr,
+                             BLOCK_P)
     let_next_start(PDL)
 
 
@@ -113,6 +120,9 @@ class FusedPSO(ChainedIteration):
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
         self.block_d, block_p, self.num_warps = row_tiles(problem.dim, algorithm.pop_size)
+        self.dense = problem.dim == PAIR
+        if self.dense:
+            block_p, self.num_warps = min(block_p, PAIR_TILE_ROWS), 2
         super().__init__(problem, runs, algorithm.pop_size, block_p, [algorithm.w, algorithm.c1, algorithm.c2],
                          target, seed)
         self.vmax = algorithm.velocity_limit(problem).contiguous()
@@ -121,7 +131,7 @@ class FusedPSO(ChainedIteration):
         args = dict(
             x_ptr=s.x, v_ptr=s.v, f_ptr=s.f, pbest_x_ptr=s.pbest_x, pbest_f_ptr=s.pbest_f,
             lower_ptr=self.lower, upper_ptr=self.upper, vmax_ptr=self.vmax, nan_ptr=self.problem.nan_evals,
-            P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness, USER_FN=self.user_fn,
+            P=self.pop, D=self.dim, NB=self.blocks, FITNESS=self.fitness, USER_FN=self.user_fn, DENSE=self.dense,
             BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=self.num_warps, **self.random_args(s.x),
             **self.book_args(best_x, hit, best_f, record),
         )
