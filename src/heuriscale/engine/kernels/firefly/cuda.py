@@ -179,7 +179,7 @@ def _attract(hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, work_ptr, pull_
         xj = tl.load(hi_ptr + by_row)
         sq_j = tl.load(sq_ptr + base + j)
         f_j = tl.load(fs_ptr + base + j)
-        # Each tile's products start from zero and are added in float32: the tensor cores' own
+        # Each tile's products start from zero and are added in float32 (or float64): the cores' own
         # sums are not float32's, and a chunk's tiles chained in one accumulator drifted (4e-4
         # of the largest move against float64 at N = 16,384, D = 32; docs/benchmarks.md).
         if SPLIT:  # (the small terms first)
