@@ -2,8 +2,8 @@
 
 `algorithms/firefly.py` is the reference. Only a brighter firefly (strictly lower f) attracts,
 so each iteration visits a run's population in order of f: `torch.sort` orders the values and
-`_gather` writes the positions in that order, relative to the brightest one (below), with
-their |x|^2. The firefly at sorted place i can then only be attracted by places before it,
+`_gather` writes the positions in that order, relative to a centre inside the swarm (below),
+with their |x|^2. The firefly at sorted place i can then only be attracted by places before it,
 and `_attract` visits only the tiles of pairs on or below the diagonal, about half of them.
 Each of its programs takes a tile of receivers i and a range ("chunk") of attractor tiles j,
 from a table made once (`chunks`: about the same work per program, whatever a tile's number
@@ -22,9 +22,13 @@ with both halves TF32 numbers; a_lo b_hi + a_hi b_lo + a_hi b_hi: about float32'
 where one TF32 product would wreck r^2 by cancellation; docs/benchmarks.md has the errors
 measured). `_gather` splits the positions once an iteration, stored by row for the first
 product and by coordinate for the second (the layouts the tensor cores read without a
-transpose); `_attract` splits only the weights. Positions are taken relative to the run's
-brightest firefly (r^2 and the attraction do not change): what cancels is then the swarm's
-spread around it, not the distance from the origin. float64 products are IEEE.
+transpose); `_attract` splits only the weights. Positions are taken relative to the mean of
+a sample of the run's fireflies (`_center`; r^2 and the attraction do not change): what
+cancels in r^2 and in sum_j e_ij x_j - (sum_j e_ij) x_i is then the swarm's spread around
+its middle, not its distance from the origin nor from the brightest firefly, which may sit
+at its edge (measured in docs/benchmarks.md: the largest part of the error was there).
+float64 products are IEEE. The tiles' and chunks' sums are added in float32 (in float64 on
+request: `FusedFirefly.float64_sums`).
 
 The update is synchronous (every firefly moves from the previous positions), so the new
 population goes to a second buffer; the two buffers alternate.
@@ -60,6 +64,11 @@ TILES = {
     False: {16: (64, 32, 2048, 4, 2), 32: (64, 32, 2048, 4, 2), 64: (64, 32, 2048, 4, 1),
             128: (64, 16, 2048, 4, 1), 256: (64, 16, 2048, 4, 1)},
 }
+#: `_center` averages this many rows (a point inside the swarm, within about a sixth of its spread).
+CENTER_SAMPLE = tl.constexpr(32)
+#: log2(e) = LOG2E_HI + LOG2E_LO, the first a float32 number.
+LOG2E_HI = tl.constexpr(1.4426950216293335)
+LOG2E_LO = tl.constexpr(1.92596298909109e-08)
 #: A receiver tile has at most this many chunks (their partial sums take about MAX_CHUNKS / 2
 #: times the population's memory per run).
 MAX_CHUNKS = 8
@@ -85,19 +94,33 @@ def _mma_order(p):
 
 
 @triton.jit
-def _gather(x_ptr, order_ptr, values_ptr, hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, N, D, PADDED,
-            SPLIT: tl.constexpr, WIDE: tl.constexpr, BLOCK_G: tl.constexpr, BLOCK_D: tl.constexpr):
-    """Sorted place p of run `run` gets firefly order[p]'s x - x_brightest, as hi + lo
-    (SPLIT, float32) by row (runs, PADDED, BLOCK_D) and by coordinate (runs, BLOCK_D, PADDED),
-    or as is by row; its |x - x_brightest|^2 and its f. Places from N on and coordinates from
-    D on are padding (x = 0, f = +inf: never brighter), so that `_attract` reads whole tiles."""
-    _, run, p, d, pm, dm, mask, sorted_at, _ = tile(N, D, BLOCK_G, BLOCK_D, WIDE)  # (sorted_at: run * N + p)
+def _center(x_ptr, runs_before, N, D, d, dm, SAMPLE: tl.constexpr):
+    """The mean of the run's first SAMPLE rows (its first N if fewer) whose coordinates are
+    all finite, 0 if none: a point inside the swarm, which every program computes alike."""
+    k = tl.arange(0, SAMPLE)
+    km = k < N
+    xs = tl.load(x_ptr + (runs_before * N + k)[:, None] * D + d[None, :], mask=km[:, None] & dm[None, :], other=0.0)
+    finite = km & (tl.sum(tl.where(tl.abs(xs) < float("inf"), 0, 1), 1) == 0)  # (NaN < inf is false)
+    count = tl.sum(finite.to(xs.dtype), 0)
+    return tl.sum(tl.where(finite[:, None], xs, 0.0), 0) / tl.maximum(count, 1.0)
+
+
+@triton.jit
+def _gather(x_ptr, order_ptr, values_ptr, center_ptr, hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, N, D,
+            PADDED, SPLIT: tl.constexpr, WIDE: tl.constexpr, BLOCK_G: tl.constexpr, BLOCK_D: tl.constexpr):
+    """Sorted place p of run `run` gets firefly order[p]'s x - c (c: `_center`, written to
+    center_ptr for `_move`), as hi + lo (SPLIT, float32) by row (runs, PADDED, BLOCK_D) and by
+    coordinate (runs, BLOCK_D, PADDED), or as is by row; its |x - c|^2 and its f. Places from
+    N on and coordinates from D on are padding (x - c = 0, f = +inf: never brighter), so that
+    `_attract` reads whole tiles."""
+    block, run, p, d, pm, dm, mask, sorted_at, _ = tile(N, D, BLOCK_G, BLOCK_D, WIDE)  # (sorted_at: run * N + p)
     runs_before = run
     if WIDE:
         runs_before = run.to(tl.int64)
     member = tl.load(order_ptr + sorted_at, mask=pm, other=0)
-    brightest = tl.load(order_ptr + runs_before * N)
-    center = tl.load(x_ptr + (runs_before * N + brightest) * D + d, mask=dm, other=0.0)
+    center = _center(x_ptr, runs_before, N, D, d, dm, SAMPLE=CENTER_SAMPLE)
+    if block == 0:
+        tl.store(center_ptr + runs_before * BLOCK_D + d, center)
     x = tl.load(x_ptr + (runs_before * N + member)[:, None] * D + d[None, :], mask=mask, other=0.0)
     x = tl.where(mask, x - center[None, :], 0.0)
     place = runs_before * PADDED + p
@@ -118,8 +141,8 @@ def _gather(x_ptr, order_ptr, values_ptr, hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq
 
 @triton.jit
 def _attract(hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, work_ptr, pull_ptr, weight_ptr, coef_ptr,
-             PADDED, SLOTS, SPLIT: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_J: tl.constexpr,
-             BLOCK_D: tl.constexpr):
+             PADDED, SLOTS, SPLIT: tl.constexpr, SUMS64: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr,
+             BLOCK_J: tl.constexpr, BLOCK_D: tl.constexpr):
     """One chunk's partial sums for one tile of receivers: sum_j e_ij (x_j - c) and sum_j e_ij
     over the attractors at sorted places [start, stop) (work_ptr's row: tile, start, stop, slot).
     `_gather`'s padding makes every tile whole: no masks on the loads."""
@@ -139,20 +162,24 @@ def _attract(hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, work_ptr, pull_
     xi = tl.load(hi_ptr + rows)
     sq_i = tl.load(sq_ptr + base + p)
     f_i = tl.load(fs_ptr + base + p)
-    to_exp2 = -1.4426950408889634 * tl.load(coef_ptr + 3)  # exp(-gamma r2) = exp2(to_exp2 r2)
+    gamma = tl.load(coef_ptr + 3)
     a_hi = -2.0 * xi  # (exact: so is a_lo's)
     a_lo = a_hi
     if SPLIT:
         a_lo = -2.0 * tl.load(lo_ptr + rows)
-    pull = tl.zeros((BLOCK_P, BLOCK_D), dtype=xi.dtype)
-    weight = tl.zeros((BLOCK_P,), dtype=xi.dtype)
+    if SUMS64:  # (float32 positions: the tiles' sums added in float64, see FusedFirefly.float64_sums)
+        pull = tl.zeros((BLOCK_P, BLOCK_D), dtype=tl.float64)
+        weight = tl.zeros((BLOCK_P,), dtype=tl.float64)
+    else:
+        pull = tl.zeros((BLOCK_P, BLOCK_D), dtype=xi.dtype)
+        weight = tl.zeros((BLOCK_P,), dtype=xi.dtype)
     for tile_j in range(start // BLOCK_J, stop // BLOCK_J):  # (the table's places are whole tiles)
         j = tile_j * BLOCK_J + tl.arange(0, BLOCK_J)
         by_row = (base + j)[:, None] * BLOCK_D + d[None, :]
         xj = tl.load(hi_ptr + by_row)
         sq_j = tl.load(sq_ptr + base + j)
         f_j = tl.load(fs_ptr + base + j)
-        # Each tile's products start from zero and are added in float32: the tensor cores' own
+        # Each tile's products start from zero and are added in float32 (or float64): the cores' own
         # sums are not float32's, and a chunk's tiles chained in one accumulator drifted (4e-4
         # of the largest move against float64 at N = 16,384, D = 32; docs/benchmarks.md).
         if SPLIT:  # (the small terms first)
@@ -163,9 +190,12 @@ def _attract(hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, work_ptr, pull_
         else:
             dots = tl.dot(a_hi, tl.trans(xj), input_precision="ieee", out_dtype=xj.dtype)
         r2 = (sq_i[:, None] + sq_j[None, :]) + dots
-        e = tl.exp2(tl.maximum(r2, 0.0) * to_exp2)
+        # exp(-gamma r2) = exp2(-log2(e) gamma r2), with log2(e) in two parts: one float32
+        # log2(e) gamma, rounded once, would be a gamma off by up to 1e-7 for every pair alike
+        t = tl.maximum(r2, 0.0) * gamma
+        e = tl.exp2(t * -LOG2E_HI - t * LOG2E_LO)
         e = tl.where(f_j[None, :] < f_i[:, None], e, 0.0)
-        weight += tl.sum(e, 1)
+        weight += tl.sum(e, 1).to(weight.dtype)
         if SPLIT:
             by_coordinate = (runs_before * BLOCK_D + d[:, None]) * PADDED + j[None, :]
             xt = tl.load(hi_t_ptr + by_coordinate)
@@ -176,20 +206,20 @@ def _attract(hi_ptr, lo_ptr, hi_t_ptr, lo_t_ptr, sq_ptr, fs_ptr, work_ptr, pull_
             e_lo = e - e_hi
             dots = tl.dot(e_lo, tl.trans(xt), input_precision="tf32")
             dots = tl.dot(e_hi, tl.trans(xt_lo), dots, input_precision="tf32")
-            pull += tl.dot(e_hi, tl.trans(xt), dots, input_precision="tf32")
+            pull += tl.dot(e_hi, tl.trans(xt), dots, input_precision="tf32").to(pull.dtype)
         else:
-            pull += tl.dot(e, xj, input_precision="ieee", out_dtype=xj.dtype)
+            pull += tl.dot(e, xj, input_precision="ieee", out_dtype=xj.dtype).to(pull.dtype)
     at = (runs_before * SLOTS + slot) * BLOCK_P + tl.arange(0, BLOCK_P)
-    tl.store(pull_ptr + at[:, None] * BLOCK_D + d[None, :], pull)
-    tl.store(weight_ptr + at, weight)
+    tl.store(pull_ptr + at[:, None] * BLOCK_D + d[None, :], pull.to(xi.dtype))
+    tl.store(weight_ptr + at, weight.to(xi.dtype))
 
 
 @triton.jit
-def _move(x_ptr, order_ptr, fs_ptr, pull_ptr, weight_ptr, first_ptr, x_out_ptr, f_out_ptr, f_in_ptr, lower_ptr,
-          upper_ptr, coef_ptr, block_f_ptr, block_i_ptr, nan_ptr, counter_ptr, it_ptr, r_ptr, seed, N, D, NB, SLOTS,
-          RPD, FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr,
-          GIVEN_R: tl.constexpr, EMIT_R: tl.constexpr, WIDE: tl.constexpr, BLOCK_P: tl.constexpr,
-          BLOCK_D: tl.constexpr):
+def _move(x_ptr, order_ptr, fs_ptr, center_ptr, pull_ptr, weight_ptr, first_ptr, x_out_ptr, f_out_ptr, f_in_ptr,
+          lower_ptr, upper_ptr, coef_ptr, block_f_ptr, block_i_ptr, nan_ptr, counter_ptr, it_ptr, r_ptr, seed, N, D, NB,
+          SLOTS, RPD, FITNESS: tl.constexpr, USER_FN: tl.constexpr, MOVE: tl.constexpr, SELECT: tl.constexpr,
+          GIVEN_R: tl.constexpr, EMIT_R: tl.constexpr, SUMS64: tl.constexpr, WIDE: tl.constexpr,
+          BLOCK_P: tl.constexpr, BLOCK_D: tl.constexpr):
     """Moves the fireflies at one tile of sorted places (their partial sums from `_attract`),
     each to its own row, and evaluates them; without MOVE (the objective evaluated between
     two launches) takes a tile of rows as they are."""
@@ -203,18 +233,21 @@ def _move(x_ptr, order_ptr, fs_ptr, pull_ptr, weight_ptr, first_ptr, x_out_ptr, 
         xi = tl.load(x_ptr + off, mask=mask, other=0.0)
         f_i = tl.load(fs_ptr + place, mask=pm, other=float("-inf"))
         least = tl.load(fs_ptr + run.to(tl.int64) * N)  # the run's brightest (NaN sorts last)
-        center = tl.load(x_ptr + (run.to(tl.int64) * N + tl.load(order_ptr + run.to(tl.int64) * N)) * D + d,
-                         mask=dm, other=0.0)
+        center = tl.load(center_ptr + run.to(tl.int64) * BLOCK_D + d)  # `_gather`'s
         alpha, beta0 = tl.load(coef_ptr + 1), tl.load(coef_ptr + 2)
         lanes = tl.arange(0, BLOCK_P)
-        pulls = tl.zeros((BLOCK_P, BLOCK_D), dtype=xi.dtype)
-        weight = tl.zeros((BLOCK_P,), dtype=xi.dtype)
+        if SUMS64:
+            pulls = tl.zeros((BLOCK_P, BLOCK_D), dtype=tl.float64)
+            weight = tl.zeros((BLOCK_P,), dtype=tl.float64)
+        else:
+            pulls = tl.zeros((BLOCK_P, BLOCK_D), dtype=xi.dtype)
+            weight = tl.zeros((BLOCK_P,), dtype=xi.dtype)
         for slot in range(tl.load(first_ptr + block), tl.load(first_ptr + block + 1)):
             at = (run.to(tl.int64) * SLOTS + slot) * BLOCK_P + lanes
-            pulls += tl.load(pull_ptr + at[:, None] * BLOCK_D + d[None, :])
-            weight += tl.load(weight_ptr + at)
+            pulls += tl.load(pull_ptr + at[:, None] * BLOCK_D + d[None, :]).to(pulls.dtype)
+            weight += tl.load(weight_ptr + at).to(weight.dtype)
         relative = tl.where(mask, xi - center[None, :], 0.0)  # as `_gather` wrote it
-        pull = beta0 * (pulls - weight[:, None] * relative)
+        pull = (beta0 * (pulls - weight[:, None] * relative.to(pulls.dtype))).to(xi.dtype)
         if GIVEN_R:  # the test hook: the eager step's own random numbers
             u = tl.load(r_ptr + off, mask=mask, other=0.0)
         else:
@@ -278,6 +311,10 @@ class FusedFirefly(FusedIteration):
         super().__init__(problem, runs, algorithm.pop_size, tiles[0],
                          [float(c) for c in algorithm.coefficients(problem)], target, seed)
         self.split = split
+        #: True: with float32 positions, `_attract` adds its tiles' sums and `_move` the chunks'
+        #: and the attraction in float64: half the error, 27% more time at N = 16,384, D = 32 on
+        #: an H200 (docs/benchmarks.md; benchmarks/firefly_precision.py --sums float64)
+        self.float64_sums = False
         self.tiles(*tiles)
 
     def tiles(self, block_p: int, block_j: int, min_chunk: int, num_warps: int = 4, num_stages: int = 2) -> None:
@@ -297,6 +334,7 @@ class FusedFirefly(FusedIteration):
         self.values = torch.empty(runs, self.pop, device=device, dtype=dtype)
         self.order = torch.empty(runs, self.pop, device=device, dtype=torch.int64)
         self.fs, self.sq = (torch.empty(rows, device=device, dtype=dtype) for _ in range(2))
+        self.center = torch.empty(runs, self.block_d, device=device, dtype=dtype)
         self.hi = torch.empty(by_row, device=device, dtype=dtype)
         unused = (1,)  # float64: positions as they are, by row only
         self.lo = torch.empty(by_row if self.split else unused, device=device, dtype=dtype)
@@ -309,19 +347,22 @@ class FusedFirefly(FusedIteration):
         out = self.other_buffers(s)
         wide = s.x.numel() >= 2**31
         torch.sort(s.f, dim=-1, out=(self.values, self.order))
-        launch(_gather, (self.padded // 64, self.runs), s.x, self.order, self.values, self.hi, self.lo,
-               self.hi_t, self.lo_t, self.sq, self.fs, self.pop, self.dim, self.padded, SPLIT=self.split, WIDE=wide,
-               BLOCK_G=64, BLOCK_D=self.block_d)
+        launch(_gather, (self.padded // 64, self.runs), s.x, self.order, self.values, self.center, self.hi,
+               self.lo, self.hi_t, self.lo_t, self.sq, self.fs, self.pop, self.dim, self.padded, SPLIT=self.split,
+               WIDE=wide, BLOCK_G=64, BLOCK_D=self.block_d)
         launch(_attract, (len(self.work), self.runs), self.hi, self.lo, self.hi_t, self.lo_t, self.sq, self.fs,
-               self.work, self.pulls, self.weights, self.coef, self.padded, self.slots, SPLIT=self.split, WIDE=wide,
+               self.work, self.pulls, self.weights, self.coef, self.padded, self.slots, SPLIT=self.split,
+               SUMS64=self.float64_sums, WIDE=wide,
                BLOCK_P=self.block_p, BLOCK_J=self.block_j, BLOCK_D=self.block_d, num_warps=self.num_warps,
                num_stages=self.num_stages)
         args = dict(
-            x_ptr=s.x, order_ptr=self.order, fs_ptr=self.values, pull_ptr=self.pulls, weight_ptr=self.weights,
-            first_ptr=self.first, x_out_ptr=out.x, f_out_ptr=out.f, lower_ptr=self.lower, upper_ptr=self.upper,
+            x_ptr=s.x, order_ptr=self.order, fs_ptr=self.values, center_ptr=self.center, pull_ptr=self.pulls,
+            weight_ptr=self.weights, first_ptr=self.first, x_out_ptr=out.x, f_out_ptr=out.f, lower_ptr=self.lower,
+            upper_ptr=self.upper,
             coef_ptr=self.coef, block_f_ptr=self.block_f, block_i_ptr=self.block_i, nan_ptr=self.problem.nan_evals,
             counter_ptr=self.counter, it_ptr=it, N=self.pop, D=self.dim, NB=self.blocks, SLOTS=self.slots,
-            FITNESS=self.fitness, USER_FN=self.user_fn, BLOCK_P=self.block_p, BLOCK_D=self.block_d, num_warps=4,
+            FITNESS=self.fitness, USER_FN=self.user_fn, SUMS64=self.float64_sums, BLOCK_P=self.block_p,
+            BLOCK_D=self.block_d, num_warps=4,
             **self.random_args(s.x),
         )
         self.move_and_select(_move, args, out.x, out.f)
