@@ -103,7 +103,7 @@ def main() -> None:
     cores = cpu_cores()
     counts = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= min(cores, numba.config.NUMBA_NUM_THREADS)]
     ap.add_argument("--threads", default=",".join(map(str, counts)), help="comma-separated counts (default: 1, 2, "
-                    "4, ... up to the cores); the default setting is always measured too")
+                    "4, ... up to the cores; 'none': the default setting alone); the default setting is always measured")
     ap.add_argument("--runs", default="1,30")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--min-time", type=float, default=0.1, help="seconds of steps per sample")
@@ -118,7 +118,7 @@ def main() -> None:
                     "on a lock)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    settings = [int(t) for t in args.threads.split(",")] + ["default"]
+    settings = [int(t) for t in args.threads.split(",") if t.strip() not in ("", "none")] + ["default"]
     only = set(args.only.split(",")) if args.only else None
     sizes = {s.strip() for s in args.sizes.split(",")} if args.sizes else None
     started = time.perf_counter()
@@ -153,13 +153,13 @@ def main() -> None:
                     if setting == "default":
                         chosen = info
             best = {k: min(v) for k, v in samples.items()}
-            fixed = {k: v for k, v in best.items() if k != "default"}
-            fastest = min(fixed, key=fixed.get)
+            fixed = {k: v for k, v in best.items() if k != "default"} or {"1": best["default"]}  # (default only:
+            fastest = min(fixed, key=fixed.get)  # ratios against itself; threads_report.py --defaults puts it beside counts)
             row = {"algorithm": alg, "size": label, "problem": prob, "dim": chosen["dim"], "pop": pop, "dtype": dtype,
                    "runs": runs, "seconds": samples, "best": best, "fastest": int(fastest),
                    "default_threads": chosen["threads"], "default_from": chosen["from"],
                    "default_vs_fastest": best["default"] / fixed[fastest],
-                   "default_vs_one": best["default"] / best["1"], "elapsed": time.perf_counter() - started}
+                   "default_vs_one": best["default"] / fixed.get("1", best["default"]), "elapsed": time.perf_counter() - started}
             report["rows"].append(row)
             report["elapsed"] = time.perf_counter() - started
             out.write_text(json.dumps(report, indent=1))
