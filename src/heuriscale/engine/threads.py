@@ -37,6 +37,8 @@ import torch
 THREADS_ENV = "HEURISCALE_CPU_THREADS"
 #: Coordinates of work an iteration per thread the rule gives (see `threads_for_work`).
 THREAD_GRAIN = 2048
+#: The most threads the rule gives a run set on any machine (the fastest count measured on 64 cores).
+MAX_RULE_THREADS = 32
 #: Why the CPU threads are what they are, once decided (None: not yet).
 _threads_source: str | None = None
 #: The count fixed by `set_cpu_threads` or $HEURISCALE_CPU_THREADS (None: the rule decides).
@@ -107,12 +109,20 @@ def default_cpu_threads() -> str:
         _use_threads(_cap)
         _threads_source = f"share of {cores} cores among {local_world} ranks on this machine"
     else:
-        _threads_source = f"half of {_cap} cores" if _cap == cpu_cores() else f"half of Numba's pool of {_cap}"
-        _limit, _cap = _cap, max(1, _cap // 2)
+        pool = _cap
+        _limit, _cap = pool, rule_cap(pool)
+        _threads_source = f"{_cap} of {pool} cores" if pool == cpu_cores() else f"{_cap} of Numba's pool of {pool}"
         torch.set_num_threads(_cap)  # (its operations end at barriers too)
         return _threads_source
     _limit = _cap
     return _threads_source
+
+
+def rule_cap(cores: int) -> int:
+    """The most threads the rule gives a run set on `cores` cores: three quarters of them (so
+    that something else the system runs finds a free core instead of stalling a barrier), at
+    most `MAX_RULE_THREADS`, at least one."""
+    return max(1, min(cores * 3 // 4, MAX_RULE_THREADS))
 
 
 def threads_for_work(work: int, parts: int, cap: int, parallel_min: int, grain: int = THREAD_GRAIN) -> tuple[int, str]:

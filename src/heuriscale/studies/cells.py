@@ -153,7 +153,7 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
             raise ValueError(f"{workers} cells at once: {why_not}")
         if workers < 2:
             return 1, fixed or 0, "one cell at a time: asked for" if requested == 1 else "one cell to run"
-    threads = fixed or (1 if workers >= cores else max(1, (cores // 2) // workers))
+    threads = fixed or (1 if workers >= cores else max(1, cpu_threads.rule_cap(cores) // workers))
     return workers, threads, f"{workers} cells at once on {cores} cores, {threads} thread{'s' * (threads > 1)} each"
 
 
