@@ -88,7 +88,8 @@ def measure(config, runs: int, setting, min_time: float) -> tuple[float, dict]:
     with torch.no_grad():
         seconds = per_iteration(runner, min_time)
     threads, why = runner._kernels.threads
-    return seconds, {"threads": threads, "from": why, "dim": runner.problem.dim}
+    return seconds, {"threads": threads, "from": why, "dim": runner.problem.dim, "work": runner._kernels.work(),
+                     "parts": runner._kernels.parts()}
 
 
 def machine() -> dict:
@@ -146,7 +147,7 @@ def main() -> None:
             continue
         for runs in map(int, args.runs.split(",")):
             if args.compile_only:
-                for setting in ("default", 2, 1):  # (1: the serial build, also where the default never takes it)
+                for setting in (1, "default", 2):  # serial build first: compiling after a parallel launch can hang
                     use_setting(setting)
                     problem = get_problem(prob) if dim is None else get_problem(prob, dim=dim)
                     Runner(problem, get_algorithm(alg, pop_size=pop).with_horizon(10**6), runs=runs, device="cpu",
@@ -171,6 +172,7 @@ def main() -> None:
             row = {"algorithm": alg, "size": label, "problem": prob, "dim": chosen["dim"], "pop": pop, "dtype": dtype,
                    "runs": runs, "seconds": samples, "best": best, "fastest": int(fastest),
                    "default_threads": chosen["threads"], "default_from": chosen["from"], "caps_threads": caps_chosen,
+                   "work": chosen["work"], "parts": chosen["parts"],
                    "default_vs_fastest": best["default"] / fixed[fastest],
                    "default_vs_one": best["default"] / fixed.get("1", best["default"]), "elapsed": time.perf_counter() - started}
             report["rows"].append(row)
