@@ -11,14 +11,14 @@ and fight over them).
 Why not every core (docs/cpu-threads.md): every step of a kernel ends at a barrier of all its
 threads, so one thread the system takes off its core stalls the step for a scheduler slice.
 On the 16-core Xeon, 16 threads stalled in 2 of 90 samples (24x and 57x the time of 12
-threads in the same round), 15 threads in none of 60, and 15 were within 1.09x of the fastest
-count in every 30-run configuration with a parallel build. On the 64-core Xeon every core (64 threads) took 6-29 ms
-an iteration more than 32 wherever a parallel build ran (4-323x the fastest count, Firefly
-1,024 x 32 aside), and 32 threads were the fastest count in every 30-run configuration with a
-parallel build; 33 to 63 were not measured there, hence the bound of 32. On the 2-core
-development machine, shared with other processes, two threads took 5.7-230x as long as one: the
-cap there is one. Less than about 2,048 coordinates an iteration per thread did not repay a
-thread.
+threads in the same round), 15 threads in none of 60 (too few to prove they never do), and 15
+were within 1.09x of the fastest count in every 30-run configuration with a parallel build.
+On the 64-core Xeon every core (64 threads) took 6-29 ms an iteration more than 32 wherever a
+parallel build ran (4-323x the fastest count, Firefly 1,024 x 32 aside), and 32 threads were
+the fastest count in every 30-run configuration with a parallel build; 33 to 63 were not
+measured there, hence the bound of 32. On the 2-core development machine, shared with other
+processes, two threads took 5.7-230x as long as one: the cap there is one. Less than about
+2,048 coordinates an iteration per thread did not repay a thread.
 
 `set_cpu_threads` (the commands' `--cpu-threads`) and $HEURISCALE_CPU_THREADS fix the count
 instead and win over both the rule and the share. Results say what was used
