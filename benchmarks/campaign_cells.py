@@ -2,7 +2,7 @@
 cells at once: what `compare --device cpu` gains from the cores.
 
     PYTHONPATH=src python3 benchmarks/campaign_cells.py --out benchmarks/results/threads/NAME.json \
-        [--algorithms pso,prs,firefly,apo,fep] [--functions f1,f4,f6,f10] [--runs 30] [--evals 50000] \
+        [--algorithms pso,prs,firefly,apo,fep] [--functions f1,f4,f6,f10 | all] [--runs 30] [--evals 50000] \
         [--cell-algorithms pso,fep] [--cell-threads 1,16]
 
 1. Build: one process per algorithm runs a tiny campaign of it (2,000 evaluations a run, the
@@ -96,7 +96,7 @@ def build(algorithms, functions, runs, scratch: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--algorithms", default="pso,prs,firefly,apo,fep")
-    ap.add_argument("--functions", default="f1,f4,f6,f10")
+    ap.add_argument("--functions", default="f1,f4,f6,f10", help="comma-separated, or 'all': the suite's 12")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--evals", type=int, default=None, help="the campaign's budget per run (default: the suite's)")
     ap.add_argument("--cell-algorithms", default="pso,fep")
@@ -105,14 +105,16 @@ def main() -> None:
     ap.add_argument("--skip", default="", help="comma-separated steps to leave out: build, cells, campaign")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    algorithms, functions = args.algorithms.split(","), args.functions.split(",")
+    algorithms = args.algorithms.split(",")
+    functions = None if args.functions == "all" else args.functions.split(",")  # (None: compare's whole suite)
+    first = (functions or ["f1"])[:1]  # the cells' function
     skip = set(args.skip.split(","))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v and k != "out")
     report = {"machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "commit": args.commit or commit(), "command": f"benchmarks/campaign_cells.py {given}", "suite": "cec2022",
-              "dim": 10, "runs": args.runs, "algorithms": algorithms, "functions": functions, "cells": [], "campaign": {}}
+              "dim": 10, "runs": args.runs, "algorithms": algorithms, "functions": functions or "all", "cells": [], "campaign": {}}
 
     def save():
         out.write_text(json.dumps(report, indent=1))
@@ -156,16 +158,16 @@ def main() -> None:
             save()
         if "cells" not in skip:
             for a in args.cell_algorithms.split(","):
-                row = {"algorithm": a, "function": functions[0], "seconds": {}}
+                row = {"algorithm": a, "function": first[0], "seconds": {}}
                 for t in [*map(int, args.cell_threads.split(",")), None]:
                     key = "default" if t is None else str(t)
                     folder = scratch / f"cell-{a}-{key}"
-                    row["seconds"][key], row.setdefault("runs_s", {})[key] = campaign([a], functions[:1], args.runs,
+                    row["seconds"][key], row.setdefault("runs_s", {})[key] = campaign([a], first, args.runs,
                                                                                       folder, t, 1)
                     if t is None:
                         row["default_from"] = threads_used(folder / "results.sqlite")
                 report["cells"].append(row)
-                print(f"cell {a} {functions[0]}: " + ", ".join(f"{k}: {v:.2f} s" for k, v in row["seconds"].items()),
+                print(f"cell {a} {first[0]}: " + ", ".join(f"{k}: {v:.2f} s" for k, v in row["seconds"].items()),
                       flush=True)
                 save()
     print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=1), flush=True)

@@ -36,7 +36,7 @@ warnings.simplefilter("ignore")
 def cell(algorithm, function, evals, threads):
     set_cpu_threads(threads)
     started = time.perf_counter()
-    r = hs.minimize(hs.get_problem(f"{args['suite']}-f{function}", dim=args["dim"]), getattr(hs, algorithm.upper())(),
+    r = hs.minimize(hs.get_problem(f"{args['suite']}-f{function}", dim=args["dim"]), hs.get_algorithm(algorithm),
                     evals=evals, runs=args["runs"], seed=0, device="cpu", dtype="float64", engine="native")
     seconds = time.perf_counter() - started
     set_cpu_threads(None)

@@ -30,7 +30,7 @@ import torch
 
 from heuriscale.algorithms.registry import get_algorithm
 from heuriscale.engine import Runner, set_cpu_threads
-from heuriscale.engine.threads import cpu_cores
+from heuriscale.engine.threads import cpu_cores, share_cpu_threads
 from heuriscale.problems import get_problem
 
 #: (algorithm, size label, problem, dim, population, dtype): each algorithm's default
@@ -71,16 +71,25 @@ def per_iteration(runner: Runner, min_time: float) -> float:
         n = max(n * 2, int(n * min_time / max(elapsed, 1e-9) * 1.2))
 
 
+def use_setting(setting) -> None:
+    """A fixed count (int), the rule ("default"), or the rule under another cap ("cap N": what the
+    rule chooses on a machine whose cap is N, for comparing caps on one machine)."""
+    set_cpu_threads(None if setting == "default" or str(setting).startswith("cap ") else setting)
+    if str(setting).startswith("cap "):
+        share_cpu_threads(int(setting[4:]), f"the rule's cap set to {setting[4:]} (benchmark)")
+
+
 def measure(config, runs: int, setting, min_time: float) -> tuple[float, dict]:
     alg, _, prob, dim, pop, dtype = config
-    set_cpu_threads(None if setting == "default" else setting)
+    use_setting(setting)
     problem = get_problem(prob) if dim is None else get_problem(prob, dim=dim)
     algorithm = get_algorithm(alg, pop_size=pop).with_horizon(10**6)
     runner = Runner(problem, algorithm, runs=runs, device="cpu", dtype=dtype, engine="native", seed=0)
     with torch.no_grad():
         seconds = per_iteration(runner, min_time)
     threads, why = runner._kernels.threads
-    return seconds, {"threads": threads, "from": why, "dim": runner.problem.dim}
+    return seconds, {"threads": threads, "from": why, "dim": runner.problem.dim, "work": runner._kernels.work(),
+                     "parts": runner._kernels.parts()}
 
 
 def machine() -> dict:
@@ -103,10 +112,12 @@ def main() -> None:
     cores = cpu_cores()
     counts = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= min(cores, numba.config.NUMBA_NUM_THREADS)]
     ap.add_argument("--threads", default=",".join(map(str, counts)), help="comma-separated counts (default: 1, 2, "
-                    "4, ... up to the cores); the default setting is always measured too")
+                    "4, ... up to the cores; 'none': the default setting alone); the default setting is always measured")
     ap.add_argument("--runs", default="1,30")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--min-time", type=float, default=0.1, help="seconds of steps per sample")
+    ap.add_argument("--caps", default=None, help="comma-separated caps: also measure the rule as it would choose "
+                    "on a machine whose cap is each (settings 'cap N')")
     ap.add_argument("--only", default=None, help="comma-separated algorithms")
     ap.add_argument("--sizes", default=None, help="comma-separated 'algorithm label' or 'algorithm pop x dim' "
                     "(pop without a thousands separator)")
@@ -118,7 +129,8 @@ def main() -> None:
                     "on a lock)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    settings = [int(t) for t in args.threads.split(",")] + ["default"]
+    settings = [int(t) for t in args.threads.split(",") if t.strip() not in ("", "none")] + ["default"]
+    settings += [f"cap {c}" for c in args.caps.split(",")] if args.caps else []
     only = set(args.only.split(",")) if args.only else None
     sizes = {s.strip() for s in args.sizes.split(",")} if args.sizes else None
     started = time.perf_counter()
@@ -135,8 +147,8 @@ def main() -> None:
             continue
         for runs in map(int, args.runs.split(",")):
             if args.compile_only:
-                for setting in ("default", 2):
-                    set_cpu_threads(None if setting == "default" else setting)
+                for setting in (1, "default", 2):  # serial build first: compiling after a parallel launch can hang
+                    use_setting(setting)
                     problem = get_problem(prob) if dim is None else get_problem(prob, dim=dim)
                     Runner(problem, get_algorithm(alg, pop_size=pop).with_horizon(10**6), runs=runs, device="cpu",
                            dtype=dtype, engine="native", seed=0).step(1)
@@ -145,21 +157,24 @@ def main() -> None:
                 report["skipped"].append(f"{alg} {label} x {runs}")
                 continue
             samples = {str(s): [] for s in settings}
-            chosen = None
+            chosen, caps_chosen = None, {}
             for round_ in range(args.rounds):  # each round in its own order: no setting always follows another
                 for setting in random.Random(round_ * 7919 + len(report["rows"])).sample(settings, len(settings)):
                     seconds, info = measure(config, runs, setting, args.min_time)
                     samples[str(setting)].append(seconds)
                     if setting == "default":
                         chosen = info
+                    elif str(setting).startswith("cap "):
+                        caps_chosen[setting] = info["threads"]
             best = {k: min(v) for k, v in samples.items()}
-            fixed = {k: v for k, v in best.items() if k != "default"}
-            fastest = min(fixed, key=fixed.get)
+            fixed = {k: v for k, v in best.items() if k.isdigit()} or {"1": best["default"]}  # (default only:
+            fastest = min(fixed, key=fixed.get)  # ratios against itself; threads_report.py --defaults puts it beside counts)
             row = {"algorithm": alg, "size": label, "problem": prob, "dim": chosen["dim"], "pop": pop, "dtype": dtype,
                    "runs": runs, "seconds": samples, "best": best, "fastest": int(fastest),
-                   "default_threads": chosen["threads"], "default_from": chosen["from"],
+                   "default_threads": chosen["threads"], "default_from": chosen["from"], "caps_threads": caps_chosen,
+                   "work": chosen["work"], "parts": chosen["parts"],
                    "default_vs_fastest": best["default"] / fixed[fastest],
-                   "default_vs_one": best["default"] / best["1"], "elapsed": time.perf_counter() - started}
+                   "default_vs_one": best["default"] / fixed.get("1", best["default"]), "elapsed": time.perf_counter() - started}
             report["rows"].append(row)
             report["elapsed"] = time.perf_counter() - started
             out.write_text(json.dumps(report, indent=1))

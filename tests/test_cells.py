@@ -35,10 +35,10 @@ def rule():
 def test_auto_runs_one_cell_per_core_with_one_thread_each_when_there_is_work_for_them(rule):
     todo = [_unit() for _ in range(60)]  # cells of 20,000 iterations x 30 x 100 x 10: 6e8 coordinate updates
     assert cells.plan_workers("auto", todo, cores=16, memory=64 << 30)[:2] == (16, 1)
-    assert cells.plan_workers("auto", todo[:5], cores=16, memory=64 << 30)[:2] == (5, 1)  # (8 // 5 = 1 thread each)
-    assert cells.plan_workers("auto", todo[:2], cores=16, memory=64 << 30)[:2] == (2, 4)  # half the cores, shared
-    assert cells.plan_workers("auto", todo, cores=16, memory=3 << 30)[:2] == (3, 2)  # a worker per GiB available
-    assert cells.plan_workers(2, todo, cores=16, memory=64 << 30)[:2] == (2, 4)
+    assert cells.plan_workers("auto", todo[:5], cores=16, memory=64 << 30)[:2] == (5, 3)  # (15 // 5 = 3 threads each)
+    assert cells.plan_workers("auto", todo[:2], cores=16, memory=64 << 30)[:2] == (2, 7)  # the rule's cap (15), shared
+    assert cells.plan_workers("auto", todo, cores=16, memory=3 << 30)[:2] == (3, 5)  # a worker per GiB available
+    assert cells.plan_workers(2, todo, cores=16, memory=64 << 30)[:2] == (2, 7)
     workers, threads, why = cells.plan_workers("auto", todo, cores=64, memory=128 << 30)
     assert workers == 60 and threads == 1 and why == "60 cells at once on 64 cores, 1 thread each"
 

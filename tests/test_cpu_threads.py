@@ -34,7 +34,7 @@ def fresh(monkeypatch):
     (100 * 30, 1, 64, 1),             # PSO 100 x 30, one run: below the threshold
     (1024 * 30, 4, 64, 4),            # PSO 1,024 x 30: 30,720 coordinates, 4 blocks
     (1024 * 30, 4, 2, 2),             # the same on two cores
-    (65536 * 4, 256, 32, 32),         # PSO 65,536 x 2: 262,144 coordinates, half of 64 cores
+    (65536 * 4, 256, 32, 32),         # PSO 65,536 x 2: 262,144 coordinates, the cap of 64 cores
     (3 * 2048, 256, 64, 1),           # below the threshold
     (65536 * 4, 256, 16, 16),         # capped by the cores
     (30 * 100 * 30, 30, 64, 30),      # 30 runs of 100 x 30: one thread a run
@@ -49,14 +49,26 @@ def test_the_rule_at_a_few_sizes(work, parts, cap, expected):
     assert 1 <= n <= min(cap, max(parts, 1))
 
 
-def test_the_rule_takes_half_the_cores_at_most(fresh, monkeypatch):
-    monkeypatch.setattr(fresh, "_pool_size", lambda: 64)
-    monkeypatch.setattr(fresh, "cpu_cores", lambda: 64)
-    assert fresh.default_cpu_threads() == "half of 64 cores"
-    assert fresh.thread_limit() == 64  # (a first build compiles in processes on every core: no barrier to wait at)
+@pytest.mark.parametrize("cores, cap", [(1, 1), (2, 1), (3, 2), (8, 7), (16, 15), (33, 32), (64, 32), (192, 32)])
+def test_the_cap_is_every_core_but_one_and_at_most_32(cores, cap):
+    # (2 cores: one thread, the 2-core check; 16: 15, never stalled where 16 did; 64: 32, fastest there)
+    assert threads.rule_cap(cores) == cap
+
+
+@pytest.mark.parametrize("cores, cap", [(64, 32), (16, 15), (2, 1)])
+def test_the_rule_takes_its_cap_of_the_cores_at_most(fresh, monkeypatch, cores, cap):
+    monkeypatch.setattr(fresh, "_pool_size", lambda: cores)
+    monkeypatch.setattr(fresh, "cpu_cores", lambda: cores)
+    assert fresh.default_cpu_threads() == f"{cap} of {cores} cores"
+    assert fresh.thread_limit() == cores  # (a first build compiles in processes on every core: no barrier to wait at)
+    assert torch.get_num_threads() == cap
+    n, why = fresh.choose_threads(65536 * 4 * 30, 7680, "65,536 x 2 x 30 runs", MIN)
+    assert n == cap and why.endswith(f"; at most {cap}: {cap} of {cores} cores)")
     n, why = fresh.choose_threads(1024 * 30, 4, "1,024 x 30 x 1 run", MIN)
-    assert n == 4 and why == ("work 1,024 x 30 x 1 run: 4 threads (one thread per piece of parallel work (4), fewer "
-                              "than one per 2,048 coordinates; at most 32: half of 64 cores)")
+    assert n == min(4, cap)
+    if cap > 4:
+        assert why == ("work 1,024 x 30 x 1 run: 4 threads (one thread per piece of parallel work (4), fewer "
+                       f"than one per 2,048 coordinates; at most {cap}: {cap} of {cores} cores)")
 
 
 def test_the_rule_grows_with_the_work_and_never_passes_the_cap():
@@ -66,7 +78,7 @@ def test_the_rule_grows_with_the_work_and_never_passes_the_cap():
 
 def test_reasons_say_what_and_why(fresh):
     n, why = fresh.choose_threads(65536 * 4, 256, "65,536 x 2 x 1 run", MIN)
-    cap = max(1, fresh.cpu_cores() // 2)  # (numba's pool is the cores here)
+    cap = fresh.rule_cap(fresh.cpu_cores())  # (numba's pool is the cores here)
     assert n == min(cap, 128)
     assert why.startswith(f"work 65,536 x 2 x 1 run: {n} thread") and f"at most {cap}: " in why
     n, why = fresh.choose_threads(128, 1, "32 x 2 x 1 run", MIN)

@@ -89,7 +89,7 @@ def writable(path: Path | None, option: str, folder: bool = False) -> None:
         fail(f"{option} {path} cannot be written ({exc.strerror or exc}): choose a path you can write to")
 
 
-THREADS_HELP = ("CPU threads of the native kernels and torch (default: chosen from the work, at most half the cores; "
+THREADS_HELP = ("CPU threads of the native kernels and torch (default: chosen from the work, at most every core but one and 32; "
                 "under torchrun at most each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")
 
 CELLS_HELP = ("with --device cpu: cells (configurations, all their runs) computed at once in worker processes, "

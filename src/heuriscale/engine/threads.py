@@ -3,17 +3,22 @@
 By default a native run set takes the threads its work per iteration can use
 (`threads_for_work`): one below `parallel_min` coordinates an iteration, else one thread per
 `THREAD_GRAIN` coordinates, never more threads than the kernel has independent pieces of
-work (blocks of rows, or runs) and never more than the cap: half the cores, or a torchrun
-rank's share of them (cores // LOCAL_WORLD_SIZE, so that the ranks of one machine do not each
-start a pool of every core and fight over them).
+work (blocks of rows, or runs) and never more than the cap (`rule_cap`): every core but one,
+at most `MAX_RULE_THREADS` (32), or a torchrun rank's share of the cores (cores //
+LOCAL_WORLD_SIZE, so that the ranks of one machine do not each start a pool of every core
+and fight over them).
 
-Why half (docs/cpu-threads.md): every step of a kernel ends at a barrier of all its threads,
-so one thread the system takes off its core stalls the step for a scheduler slice. On the
-64-core Xeon every core (64 threads) took 6-29 ms an iteration more than 32 wherever a
-parallel build ran (4-323x the fastest count, Firefly 1,024 x 32 aside); on the 2-core
-development machine, shared with other processes, two threads took 5-90x as long as one.
-32 threads were the fastest count in every 30-run configuration with a parallel build on
-the Xeon. Less than about 2,048 coordinates an iteration per thread did not repay a thread.
+Why not every core (docs/cpu-threads.md): every step of a kernel ends at a barrier of all its
+threads, so one thread the system takes off its core stalls the step for a scheduler slice.
+On the 16-core Xeon, 16 threads stalled in 2 of 90 samples (24x and 57x the time of 12
+threads in the same round), 15 threads in none of 60 (too few to prove they never do), and 15
+were within 1.09x of the fastest count in every 30-run configuration with a parallel build.
+On the 64-core Xeon every core (64 threads) took 6-29 ms an iteration more than 32 wherever a
+parallel build ran (4-323x the fastest count, Firefly 1,024 x 32 aside), and 32 threads were
+the fastest count in every 30-run configuration with a parallel build; 33 to 63 were not
+measured there, hence the bound of 32. On the 2-core development machine, shared with other
+processes, two threads took 5.7-230x as long as one: the cap there is one. Less than about
+2,048 coordinates an iteration per thread did not repay a thread.
 
 `set_cpu_threads` (the commands' `--cpu-threads`) and $HEURISCALE_CPU_THREADS fix the count
 instead and win over both the rule and the share. Results say what was used
@@ -22,7 +27,7 @@ instead and win over both the rule and the share. Results say what was used
 Numba's thread count is per calling thread and costs about 1.5 us to set, so a run set sets
 it before each parallel launch only when this thread's count differs (`use_numba_threads`).
 Torch's CPU operations (a torch objective between kernel calls, the eager engine) take the
-cap (half the cores, or the share) unless a count is fixed.
+cap (every core but one, at most 32, or the share) unless a count is fixed.
 """
 
 from __future__ import annotations
@@ -37,11 +42,14 @@ import torch
 THREADS_ENV = "HEURISCALE_CPU_THREADS"
 #: Coordinates of work an iteration per thread the rule gives (see `threads_for_work`).
 THREAD_GRAIN = 2048
+#: The most threads the rule gives a run set on any machine (the fastest count measured on 64 cores,
+#: where every core stalled and 33-63 were not measured).
+MAX_RULE_THREADS = 32
 #: Why the CPU threads are what they are, once decided (None: not yet).
 _threads_source: str | None = None
 #: The count fixed by `set_cpu_threads` or $HEURISCALE_CPU_THREADS (None: the rule decides).
 _fixed: int | None = None
-#: The upper bound of the rule: half the cores, or a torchrun rank's share (set with the source).
+#: The upper bound of the rule: `rule_cap` of the cores, or a torchrun rank's share (set with the source).
 _cap: int | None = None
 #: The most threads this process's CPU work may use: every core, or a torchrun rank's share.
 _limit: int | None = None
@@ -107,12 +115,20 @@ def default_cpu_threads() -> str:
         _use_threads(_cap)
         _threads_source = f"share of {cores} cores among {local_world} ranks on this machine"
     else:
-        _threads_source = f"half of {_cap} cores" if _cap == cpu_cores() else f"half of Numba's pool of {_cap}"
-        _limit, _cap = _cap, max(1, _cap // 2)
+        pool = _cap
+        _limit, _cap = pool, rule_cap(pool)
+        _threads_source = f"{_cap} of {pool} cores" if pool == cpu_cores() else f"{_cap} of Numba's pool of {pool}"
         torch.set_num_threads(_cap)  # (its operations end at barriers too)
         return _threads_source
     _limit = _cap
     return _threads_source
+
+
+def rule_cap(cores: int) -> int:
+    """The most threads the rule gives a run set on `cores` cores: every core but one (so that
+    what else the system runs finds a free core instead of stalling a kernel's barrier), at
+    most `MAX_RULE_THREADS`, at least one."""
+    return max(1, min(cores - 1, MAX_RULE_THREADS))
 
 
 def threads_for_work(work: int, parts: int, cap: int, parallel_min: int, grain: int = THREAD_GRAIN) -> tuple[int, str]:
@@ -197,7 +213,7 @@ def _use_threads(n: int) -> None:
 def share_cpu_threads(n: int, why: str) -> None:
     """Cap this process's CPU threads at `n`, for the reason `why` (a worker process of a study
     that runs several configurations at once, `studies.cells`): each run set then takes what
-    its work can use up to `n`, instead of up to half the cores. A fixed count
+    its work can use up to `n`, instead of up to `rule_cap` of the cores. A fixed count
     (`set_cpu_threads`, $HEURISCALE_CPU_THREADS) still wins."""
     global _threads_source, _cap, _limit
     default_cpu_threads()

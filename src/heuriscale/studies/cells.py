@@ -3,8 +3,9 @@
 A campaign cell (an algorithm on a function: all its runs, one unit of the study) whose
 work per iteration is too small for every core leaves most of a big machine idle when cells
 run one after another: the rule (`engine.threads`) gives a 30-run CEC 2022 cell at D = 10 at
-most half the cores, and its iterations are mostly torch's evaluation of the function
-between two kernel calls, which threads hardly speed up at that size (docs/cpu-threads.md).
+most 14 threads (one per 2,048 coordinates), and a function that torch evaluates between two
+kernel calls (BBOB, a user's objective) is hardly sped up by threads at that size
+(docs/cpu-threads.md).
 `run_cells` runs several units at once instead:
 
 - **Workers.** `workers` processes started with the "spawn" method (a fork would copy the
@@ -123,7 +124,7 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
     unit and one per WORKER_MEMORY of available memory. A number asks for that many (at most
     one per unit). Threads: a fixed count when there is one; else one per worker when the
     workers take every core (one thread waits at no barrier: a worker the system takes off
-    its core delays only itself), else the rule's cap, half the cores, shared among them (a
+    its core delays only itself), else the rule's cap (`engine.threads.rule_cap`) shared among them (a
     kernel's threads meet at a barrier every step, see `engine.threads`); inside its share a
     worker's rule gives each run set the threads its work per iteration can use. With a fixed
     count above one, auto's workers keep those teams within half the cores too."""
@@ -153,7 +154,7 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
             raise ValueError(f"{workers} cells at once: {why_not}")
         if workers < 2:
             return 1, fixed or 0, "one cell at a time: asked for" if requested == 1 else "one cell to run"
-    threads = fixed or (1 if workers >= cores else max(1, (cores // 2) // workers))
+    threads = fixed or (1 if workers >= cores else max(1, cpu_threads.rule_cap(cores) // workers))
     return workers, threads, f"{workers} cells at once on {cores} cores, {threads} thread{'s' * (threads > 1)} each"
 
 
