@@ -160,12 +160,33 @@ def load_pending(block_f_ptr, block_x_ptr, best_f_ptr, hit_ptr, coef_ptr, run, N
 
 
 @triton.jit
-def pending_best(values, rows, block_f_ptr, block_x_ptr, run, NB, D, d, dm, BLOCK_B: tl.constexpr, ALL: tl.constexpr):
+def _first_min_and_pick(f1, i1, x1, f2, i2, x2):
+    """Combine of `pending_best`'s one reduction: the smaller value (the first of equal ones)
+    with its block and its point's bits."""
+    first = (f1 < f2) | ((f1 == f2) & (i1 < i2))
+    return tl.where(first, f1, f2), tl.where(first, i1, i2), tl.where(first, x1, x2)
+
+
+@triton.jit
+def pending_best(values, rows, block_f_ptr, block_x_ptr, run, NB, D, d, dm, BLOCK_B: tl.constexpr, ALL: tl.constexpr,
+                 DENSE: tl.constexpr = False):
     """The last launch's best new value of run `run` and its point, from its block bests (the
     first BLOCK_B `values` and, with ALL, their points `rows`): the first block of equal
-    values, as `cuda_common.reduce_blocks` picks it."""
+    values, as `cuda_common.reduce_blocks` picks it. DENSE (`cuda_common.tile`'s): the value,
+    its block and its point in one reduction (PSO in D = 2 on an H200: 2.95 us an iteration
+    against 3.09 with two; without DENSE the two took the same time)."""
     lanes = tl.arange(0, BLOCK_B)
-    if ALL:
+    if ALL and DENSE:
+        if rows.dtype == tl.float64:
+            bits = rows.to(tl.int64, bitcast=True)
+        else:
+            bits = rows.to(tl.int32, bitcast=True)
+        shape: tl.constexpr = rows.shape
+        columns, _, bits = tl.reduce((tl.broadcast_to(values[:, None], shape), tl.broadcast_to(lanes[:, None], shape),
+                                      bits), 0, _first_min_and_pick)
+        m = tl.min(columns, 0)  # (the same in every column)
+        x = bits.to(rows.dtype, bitcast=True)
+    elif ALL:
         m, lane = tl.min(values, 0, return_indices=True)
         x = pick_row(rows, lanes == lane)
     else:
@@ -184,12 +205,13 @@ def pending_best(values, rows, block_f_ptr, block_x_ptr, run, NB, D, d, dm, BLOC
 
 @triton.jit
 def finish_pending(pending, it, block_f_ptr, block_x_ptr, best_x_ptr, best_f_ptr, hit_ptr, record_ptr, block, run,
-                   NB, D, d, dm, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, ALL: tl.constexpr):
+                   NB, D, d, dm, HAS_TARGET: tl.constexpr, BLOCK_B: tl.constexpr, ALL: tl.constexpr,
+                   DENSE: tl.constexpr = False):
     """The last iteration's best new value `m` and point `x` of run `run` (every program), and
     its bookkeeping (block 0): best-so-far, the target's iteration (the count `it` read, plus
     one) and its history row. `pending`: `load_pending`'s."""
     values, rows, best, hit, target = pending
-    m, x = pending_best(values, rows, block_f_ptr, block_x_ptr, run, NB, D, d, dm, BLOCK_B, ALL)
+    m, x = pending_best(values, rows, block_f_ptr, block_x_ptr, run, NB, D, d, dm, BLOCK_B, ALL, DENSE)
     owner = block == 0
     improved = (m < best) & owner
     tl.store(best_f_ptr + run, m, mask=improved)

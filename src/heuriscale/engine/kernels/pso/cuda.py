@@ -84,7 +84,7 @@ def _move(
         pass_counts(count, it, counter_out_ptr, it_out_ptr, block, run, MOVE, PENDING)
         if PENDING:  # the last iteration's best new point: gbest's candidate, and its bookkeeping
             m, best = finish_pending(pending, it, block_f_in_ptr, block_x_in_ptr, best_x_ptr, best_f_ptr, hit_ptr,
-                                     record_ptr, block, run, NB, D, d, dm, HAS_TARGET, BLOCK_B, ALL)
+                                     record_ptr, block, run, NB, D, d, dm, HAS_TARGET, BLOCK_B, ALL, DENSE)
             new_gbest = m < gbest_f
             gbest_f = tl.where(new_gbest, m, gbest_f)
             gbest = tl.where(new_gbest, best, gbest)
