@@ -4,7 +4,8 @@
     PYTHONPATH=src python3 benchmarks/fused_tiles.py --only apo   # one algorithm's sweep
 
 Times one iteration (CUDA-graph replay, after a warm-up chunk) of PSO at paper 001's size
-and at 1,000,000 x 30, and of Firefly at N = 16,384, D = 32, for several tiles and warps
+and at 1,000,000 x 30 for several rows per program, warps and ways of letting the next launch
+start (`cuda_chain.pdl_mode`), and of Firefly at N = 16,384, D = 32, for several tiles and warps
 (Firefly: also pipeline stages and chunks of attractors); FEP's selection program at paper 004's size for several
 tiles and warps; and APO at paper 003's sizes (bent cigar, evaluated between two launches;
 Griewank, inside the kernel) and at smaller rows (D = 100, 30, 10), for several rows per
@@ -14,6 +15,7 @@ program and warps, and its renewal program's tile.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 
@@ -21,6 +23,7 @@ import torch
 
 import heuriscale as hs
 from heuriscale.engine.device import synchronize
+from heuriscale.engine.kernels.cuda_chain import NO_PDL, PDL_AFTER_WORK, PDL_AT_ONCE
 
 
 def per_iteration(problem, algo, steps: int, runs: int = 1, firefly_tiles=None, **tiles) -> float:
@@ -42,19 +45,42 @@ def per_iteration(problem, algo, steps: int, runs: int = 1, firefly_tiles=None, 
     return (time.perf_counter() - started) / steps
 
 
+def pso_per_iteration(problem, algo, steps: int, block_p: int, num_warps: int, pdl: int | None) -> float:
+    """PSO's iteration with `block_p` rows a program, `num_warps` warps and the PDL mode `pdl`
+    (None: the engine's choice): the tiles are chosen when its kernels are set up, so the
+    choice is replaced only while the runner's first chunk builds them."""
+    from heuriscale.engine.kernels import cuda_chain
+    from heuriscale.engine.kernels.pso import cuda as pso_cuda
+
+    tiles, mode = pso_cuda.pso_tiles, cuda_chain.pdl_mode
+    pso_cuda.pso_tiles = lambda dim, pop: (tiles(dim, pop)[0], block_p, num_warps)
+    if pdl is not None:
+        cuda_chain.pdl_mode = lambda programs, device: pdl
+    try:
+        runner = hs.Runner(problem, algo, runs=1, device="cuda", engine="fused", seed=0)
+        runner.step(2 * runner.chunk)
+    finally:
+        pso_cuda.pso_tiles, cuda_chain.pdl_mode = tiles, mode
+    synchronize(runner.device)
+    started = time.perf_counter()
+    runner.step(steps)
+    synchronize(runner.device)
+    return (time.perf_counter() - started) / steps
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="pso,firefly,fep,apo", help="comma-separated: pso, firefly, fep, apo")
     only = ap.parse_args().only.split(",")
     for label, problem, algo, steps, block_ps in [] if "pso" not in only else [
         ("pso 65,536 x 2", hs.get_problem("euclidean", dim=2),
-         hs.get_algorithm("pso", preset="paper001", pop_size=65_536), 6400, (64, 128, 256, 512, 1024)),
+         hs.get_algorithm("pso", preset="paper001", pop_size=65_536), 30_000, (128, 256, 512, 1024)),
         ("pso 1M x 30", hs.get_problem("sphere", dim=30), hs.PSO(pop_size=1_000_000), 320, (8, 16, 32, 64, 128)),
     ]:
-        for bp in block_ps:
-            times = "  ".join(f"warps {nw}: {per_iteration(problem, algo, steps, block_p=bp, num_warps=nw) * 1e6:.1f} us"
+        for bp, pdl in itertools.product(block_ps, (None, NO_PDL, PDL_AFTER_WORK, PDL_AT_ONCE)):
+            times = "  ".join(f"warps {nw}: {pso_per_iteration(problem, algo, steps, bp, nw, pdl) * 1e6:.2f} us"
                               for nw in (1, 2, 4, 8))
-            print(f"{label}  block_p {bp}  {times}", flush=True)
+            print(f"{label}  block_p {bp}  pdl {'default' if pdl is None else pdl}  {times}", flush=True)
     if "firefly" in only:
         firefly_sweep()
     problem, algo = hs.get_problem("fep-f5"), hs.FEP(pop_size=6400)

@@ -1,10 +1,12 @@
-"""Registers, stack and spills of a fused algorithm's Triton kernels, compiled for an H100 here.
+"""Registers, stack, spills and barriers of a fused algorithm's Triton kernels, compiled for an H100 here.
 
 A kernel that keeps too much in registers spills to local memory, and its time can grow
 tenfold (APO's move kernel kept 12.7 KB of stack a thread under Triton 3.6 before
 its mask search was rewritten). This needs no GPU: one step of the algorithm runs in Triton's
 interpreter while its launches are recorded (tests/triton_aot.py), each distinct launch is
-compiled for sm_90, and ptxas reports what it used (`ptxas -v`). Register use depends on the
+compiled for sm_90, and ptxas reports what it used (`ptxas -v`); the PTX's barriers
+(`bar.sync`: each block-wide reduction, and each exchange of values between threads through
+shared memory, waits at one or more) are counted. Register use depends on the
 Triton version: to see the device machine's, put that Triton first on the path, e.g.
 
     pip install --no-deps --target /tmp/triton36 triton==3.6.0
@@ -40,7 +42,12 @@ def workload() -> None:
     algo = hs.get_algorithm(cfg["algorithm"], pop_size=cfg["pop"])
     runner = hs.Runner(problem, algo.with_horizon(20), runs=cfg["runs"], seed=0, device="cpu", dtype=cfg["dtype"],
                        engine="fused")
-    runner.step(1)
+    chained = getattr(runner._kernels, "chained", None)
+    if chained is None:
+        runner.step(1)
+    else:  # a chain's first launch, a later one (the iteration's own) and its settling (cuda_chain)
+        with chained():
+            runner.step(2)
 
 
 def ptxas_paths(explicit: str | None) -> list[str]:
@@ -109,7 +116,7 @@ def main() -> None:
         flags = {k: v for k, v in launch["constexprs"].items() if isinstance(v, (bool, int)) and not isinstance(v, dict)}
         print(f"  {launch['kernel'].split(':')[1]} {flags} warps={launch['options'].get('num_warps')} "
               f"({Path(used_ptxas).name}; compiled in {took:.2f} s)")
-        print(f"      {' | '.join(used) or report.strip()[-300:]}")
+        print(f"      {' | '.join(used) or report.strip()[-300:]} | {compiled.asm['ptx'].count('bar.sync')} barriers")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,15 @@ MAX_DIM = 4096
 PAIR, PAIR_TILE_ROWS = 2, 256
 
 
+def pso_tiles(dim: int, pop: int) -> tuple[int, int, int]:
+    """(BLOCK_D, BLOCK_P, num_warps) of PSO's programs: `row_tiles`', but in D = 2 at most
+    PAIR_TILE_ROWS rows and 2 warps."""
+    block_d, block_p, num_warps = row_tiles(dim, pop)
+    if dim == PAIR:
+        return block_d, min(block_p, PAIR_TILE_ROWS), 2
+    return block_d, block_p, num_warps
+
+
 @triton.jit(do_not_specialize=["record_ptr"])  # (see cuda_common.track_args)
 def _move(
     x_ptr, v_ptr, f_ptr, f_in_ptr, pbest_x_ptr, pbest_f_ptr, gbest_x_in_ptr, gbest_x_out_ptr, gbest_f_in_ptr,
@@ -119,10 +128,8 @@ class FusedPSO(ChainedIteration):
     """One engine iteration of `PSO`, in place on the state's buffers."""
 
     def __init__(self, algorithm, problem, runs: int, target: float | None, seed: int) -> None:
-        self.block_d, block_p, self.num_warps = row_tiles(problem.dim, algorithm.pop_size)
+        self.block_d, block_p, self.num_warps = pso_tiles(problem.dim, algorithm.pop_size)
         self.dense = problem.dim == PAIR
-        if self.dense:
-            block_p, self.num_warps = min(block_p, PAIR_TILE_ROWS), 2
         super().__init__(problem, runs, algorithm.pop_size, block_p, [algorithm.w, algorithm.c1, algorithm.c2],
                          target, seed)
         self.vmax = algorithm.velocity_limit(problem).contiguous()
