@@ -77,7 +77,10 @@ def test_missing_opfunu_is_a_clear_error(monkeypatch):
 
 
 def test_algorithms_solve_f1_within_the_competition_budget():
-    # CEC 2022 allows 200,000 evaluations at D = 10; F1 (Zakharov) is unimodal
+    # CEC 2022 allows 200,000 evaluations at D = 10; F1 (Zakharov) is unimodal. The eager steps
+    # (the reference; the native kernels' CEC values are checked in test_native_cec2022.py) build
+    # no kernel: with the CEC functions inside, two builds took half of this test's 22 s.
     for algo in (hs.PSO(pop_size=100), hs.APO(pop_size=100)):
-        r = hs.minimize("cec2022-f1", algo, dim=10, evals=200_000, runs=3, seed=0, device="cpu", dtype="float64")
+        r = hs.minimize("cec2022-f1", algo, dim=10, evals=200_000, runs=3, seed=0, device="cpu", dtype="float64",
+                        engine="eager")
         assert float(r.best_f.max()) < 300 + 1e-6, (algo.name, r.best_f)
