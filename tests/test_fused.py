@@ -99,7 +99,8 @@ def test_fused_firefly_over_many_tiles_and_chunks_with_ties_equals_the_eager_ste
                                    atol=256 * eps)
 
 
-def test_fused_firefly_positions_are_taken_inside_the_swarm_not_at_the_brightest(fused_device):
+@pytest.mark.parametrize("float64_sums", [False, True])
+def test_fused_firefly_positions_are_taken_inside_the_swarm_not_at_the_brightest(float64_sums, fused_device):
     """The kernels subtract a centre from every position before r^2 = |x_i|^2 + |x_j|^2 -
     2 x_i.x_j and sum_j e_ij x_j - (sum_j e_ij) x_i, which cancel what the centre leaves.
     With the brightest firefly 226 away from a swarm of spread 1, a float32 step lands within
@@ -115,6 +116,7 @@ def test_fused_firefly_positions_are_taken_inside_the_swarm_not_at_the_brightest
     f[0, 0] = -1.0  # the brightest, far from the others
     u = torch.rand(2, 1, n, dim, device=fused_device, generator=g)
     runner._kernels.given_r = u
+    runner._kernels.float64_sums = float64_sums  # (the option that adds the tiles' sums in float64)
     runner.state = runner._kernels.prepare(hs.algorithms.base.State(x=x.clone(), f=f))
     runner.step(1)
     alpha, beta0, gamma = (float(c) for c in algo.coefficients(runner._guarded))

@@ -81,6 +81,8 @@ def _give_numbers(name, fused, x):
         fused.given_opponents = torch.randint(0, 2 * pop, (runs, 2 * pop * fused.q))
     else:
         fused.given_r = torch.rand(2, *x.shape, dtype=x.dtype)
+    if name == "firefly":  # (and its option of float64 sums, SUMS64)
+        fused.float64_sums = True
     if name == "apo":
         fused.given_scalars = torch.rand(6, runs, pop, dtype=x.dtype)
         fused.given_ranks = torch.randint(0, pop, (1 + 2 * fused.pairs, runs, pop))

@@ -118,10 +118,16 @@ def pick_row(rows, chosen):
 
 
 @triton.jit
+def _first_min(f1, i1, f2, i2):
+    """Whether (f1, i1) goes before (f2, i2): the smaller value, the first of equal ones (as
+    tl.min's indices)."""
+    return (f1 < f2) | ((f1 == f2) & (i1 < i2))
+
+
+@triton.jit
 def _first_min_and_count(f1, i1, n1, f2, i2, n2):
-    """Combine of `store_block_best_row`'s reduction: the smaller value (the first of equal
-    ones, as tl.min's indices), and NaN rows added."""
-    first = (f1 < f2) | ((f1 == f2) & (i1 < i2))
+    """Combine of `store_block_best_row`'s reduction: `_first_min`'s, and NaN rows added."""
+    first = _first_min(f1, i1, f2, i2)
     return tl.where(first, f1, f2), tl.where(first, i1, i2), n1 + n2
 
 
@@ -161,9 +167,8 @@ def load_pending(block_f_ptr, block_x_ptr, best_f_ptr, hit_ptr, coef_ptr, run, N
 
 @triton.jit
 def _first_min_and_pick(f1, i1, x1, f2, i2, x2):
-    """Combine of `pending_best`'s one reduction: the smaller value (the first of equal ones)
-    with its block and its point's bits."""
-    first = (f1 < f2) | ((f1 == f2) & (i1 < i2))
+    """Combine of `pending_best`'s one reduction: `_first_min`'s, with its point's bits."""
+    first = _first_min(f1, i1, f2, i2)
     return tl.where(first, f1, f2), tl.where(first, i1, i2), tl.where(first, x1, x2)
 
 
