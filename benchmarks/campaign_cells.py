@@ -102,6 +102,9 @@ def main() -> None:
     ap.add_argument("--cell-algorithms", default="pso,fep")
     ap.add_argument("--cell-threads", default="1,16")
     ap.add_argument("--commit", default=None, help="the code's commit (default: git rev-parse HEAD)")
+    ap.add_argument("--ways", default=None, help="comma-separated campaign ways, in this order, of: one (one thread, "
+                    "one cell at a time), default (the rule's threads, one cell at a time), auto (--parallel-cells "
+                    "auto), cores (a worker per core); default: one,default,auto, and cores when auto runs one at a time")
     ap.add_argument("--skip", default="", help="comma-separated steps to leave out: build, cells, campaign")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -136,10 +139,12 @@ def main() -> None:
                                                  device="cpu", evals=args.evals).configs]
             auto = cells.plan_workers("auto", todo)
             report["campaign_auto_plan"] = auto[2]
-            ways = {"one thread, one cell at a time": (1, 1), "default threads, one cell at a time": (None, 1),
-                    "parallel cells (auto)": (None, "auto")}
-            if auto[0] == 1:
-                ways[f"parallel cells ({cpu_cores()})"] = (None, cpu_cores())
+            known = {"one": ("one thread, one cell at a time", (1, 1)),
+                     "default": ("default threads, one cell at a time", (None, 1)),
+                     "auto": ("parallel cells (auto)", (None, "auto")),
+                     "cores": (f"parallel cells ({cpu_cores()})", (None, cpu_cores()))}
+            chosen = args.ways.split(",") if args.ways else ["one", "default", "auto"] + ["cores"] * (auto[0] == 1)
+            ways = dict(known[w] for w in chosen)
             stores = {}
             for name, (t, at_once) in ways.items():
                 folder = scratch / f"campaign-{len(stores)}"
@@ -151,8 +156,8 @@ def main() -> None:
                 save()
             first = next(iter(stores.values()))
             report["campaign_stores_equal"] = all(rows == first for rows in stores.values())
-            one = report["campaign"]["one thread, one cell at a time"]
-            for entry in report["campaign"].values():
+            one = report["campaign"].get("one thread, one cell at a time")
+            for entry in report["campaign"].values() if one else ():
                 entry["speedup_vs_one_thread"] = one["seconds"] / entry["seconds"]
                 entry["runs_speedup_vs_one_thread"] = one["runs_s"] / entry["runs_s"]
             save()

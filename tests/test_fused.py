@@ -123,7 +123,7 @@ def test_fused_firefly_positions_are_taken_inside_the_swarm_not_at_the_brightest
     x64 = x.double()
     pull, has_brighter = attraction(x64, f.double(), beta0, gamma, n)
     expected = torch.clamp(x64 + pull + torch.where(has_brighter[..., None], alpha * (2.0 * u[0].double() - 1.0), 0.0),
-                           runner.problem.lower.double(), runner.problem.upper.double())
+                           runner.problem.lower.to(x64), runner.problem.upper.to(x64))
     largest_move = float((expected - x64).abs().max())
     ulps = 64 if fused_device == "cuda" else 16
     error = float((runner.state.x.double() - expected).abs().max()) / largest_move
