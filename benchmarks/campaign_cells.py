@@ -104,7 +104,7 @@ def main() -> None:
     ap.add_argument("--commit", default=None, help="the code's commit (default: git rev-parse HEAD)")
     ap.add_argument("--ways", default=None, help="comma-separated campaign ways, in this order, of: one (one thread, "
                     "one cell at a time), default (the rule's threads, one cell at a time), auto (--parallel-cells "
-                    "auto), cores (a worker per core); default: one,default,auto, and cores when auto runs one at a time")
+                    "auto), cores (a worker per core), a number N (--parallel-cells N); default: one,default,auto, and cores when auto runs one at a time")
     ap.add_argument("--skip", default="", help="comma-separated steps to leave out: build, cells, campaign")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -144,7 +144,7 @@ def main() -> None:
                      "auto": ("parallel cells (auto)", (None, "auto")),
                      "cores": (f"parallel cells ({cpu_cores()})", (None, cpu_cores()))}
             chosen = args.ways.split(",") if args.ways else ["one", "default", "auto"] + ["cores"] * (auto[0] == 1)
-            ways = dict(known[w] for w in chosen)
+            ways = dict(known[w] if w in known else (f"parallel cells ({int(w)})", (None, int(w))) for w in chosen)
             stores = {}
             for name, (t, at_once) in ways.items():
                 folder = scratch / f"campaign-{len(stores)}"

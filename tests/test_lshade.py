@@ -33,6 +33,22 @@ def test_population_sizes_follow_the_linear_reduction_to_the_budget():
     assert (alive[:, 1:] >= alive[:, :-1]).all()  # sorted: the worst leave from the end
 
 
+@pytest.mark.parametrize("pop, final, budget", [(180, 4, 100_000), (466, 4, 3_000_000), (540, 4, 541),
+                                                 (7, 7, 1_000), (50, 4, 50), (50, 4, 51), (540, 13, 10**7 + 3)])
+def test_the_counted_schedule_is_the_one_generation_by_generation(pop, final, budget):
+    """`_sizes` counts runs of one size instead of stepping (with_horizon searches over millions
+    of generations): the same sizes as the rule applied one generation at a time."""
+    algo = hs.LSHADE(pop_size=pop, final_pop=final, max_evals=budget)
+    sizes, nfe, n = [], pop, pop
+    while nfe < budget:
+        sizes.append(n)
+        nfe += n
+        n = max(final, min(n, math.floor((final - pop) / budget * nfe + pop + 0.5)))
+    assert list(algo._sizes) == sizes
+    horizon = hs.LSHADE(pop_size=pop, final_pop=final).with_horizon(len(sizes) or 1)
+    assert len(horizon._sizes) == max(len(sizes), 1) and horizon.max_evals <= max(budget, pop + 1)
+
+
 def test_jso_sizes_from_the_dimension():
     assert hs.JSO().for_run(10, 100_000).pop_size == round(25 * math.log(10) * math.sqrt(10)) == 182
     assert hs.JSO().for_run(30, 300_000).pop_size == 466

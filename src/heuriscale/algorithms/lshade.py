@@ -153,7 +153,7 @@ class LSHADE(Algorithm):
         low, high = self.pop_size + 1, self.pop_size * (steps + 1)  # gens(high) >= steps
         while low < high:
             mid = (low + high) // 2
-            if len(dataclasses.replace(self, max_evals=mid)._sizes) >= steps:
+            if sum(k for _, k in dataclasses.replace(self, max_evals=mid)._runs()) >= steps:
                 high = mid
             else:
                 low = mid + 1
@@ -176,12 +176,38 @@ class LSHADE(Algorithm):
     @functools.cached_property
     def _sizes(self) -> tuple[int, ...]:
         """N_G of every generation that starts within the budget."""
-        nfe, n, sizes = self.pop_size, self.pop_size, []
+        return tuple(itertools.chain.from_iterable(itertools.repeat(n, k) for n, k in self._runs()))
+
+    def _runs(self):
+        """The schedule as runs (N, how many generations of that size): generation by generation,
+        N_G = min(N_{G-1}, _next_n(nfe)) after nfe += N_{G-1}, while nfe < max_evals. Runs are
+        counted, not stepped through (`with_horizon` asks for a million generations: that took
+        seconds a schedule), with the same float arithmetic as each step."""
+        nfe, n = self.pop_size, self.pop_size
         while nfe < self.max_evals:
-            sizes.append(n)
-            nfe += n
+            k = self._run_of(nfe, n)
+            yield n, k
+            nfe += k * n
             n = min(n, self._next_n(float(nfe)))
-        return tuple(sizes)
+
+    def _run_of(self, nfe: int, n: int) -> int:
+        """How many generations of size n start at nfe, nfe + n, ...: the first k >= 1 after
+        which the budget is spent or the schedule shrinks. Both stay so as k grows (the slope is
+        never positive), so k is found from the line's own solution, then checked and moved
+        to the first k for which the same arithmetic as one step at a time says so."""
+        def ends(k: int) -> bool:
+            return nfe + k * n >= self.max_evals or self._next_n(float(nfe + k * n)) < n
+
+        k = -(-(self.max_evals - nfe) // n)  # the budget's bound
+        slope = (self.final_pop - self.pop_size) / self.max_evals
+        if slope < 0:  # _next_n(x) < n once slope x + N_init + 1/2 < n
+            k = min(k, int((self.pop_size + 0.5 - n) / -slope - nfe) // n + 1)
+        k = max(k, 1)
+        while k > 1 and ends(k - 1):
+            k -= 1
+        while not ends(k):
+            k += 1
+        return k
 
     @functools.cached_property
     def _used(self) -> tuple[int, ...]:
