@@ -20,8 +20,8 @@ HOW_IT_RAN = ("wall_time", "setup_time", "created")
 HOW_IT_RAN_EXTRA = ("timing", "cpu_threads", "cpu_threads_from", "setup_time")
 
 
-def _unit(iters=20_000, runs=30, pop=100, dim=10):
-    return RunConfig(algorithm="pso", problem="sphere", iters=iters, runs=runs, dim=dim,
+def _unit(iters=20_000, runs=30, pop=100, dim=10, problem="bbob-f1"):
+    return RunConfig(algorithm="pso", problem=problem, iters=iters, runs=runs, dim=dim,
                      algorithm_params={"pop_size": pop}, device="cpu"), runs
 
 
@@ -34,13 +34,29 @@ def rule():
 
 def test_auto_runs_one_cell_per_core_with_one_thread_each_when_there_is_work_for_them(rule):
     todo = [_unit() for _ in range(60)]  # cells of 20,000 iterations x 30 x 100 x 10: 6e8 coordinate updates
+    # (BBOB is evaluated by the engine between kernel calls: a cell's threads speed up only the kernels)
     assert cells.plan_workers("auto", todo, cores=16, memory=64 << 30)[:2] == (16, 1)
     assert cells.plan_workers("auto", todo[:5], cores=16, memory=64 << 30)[:2] == (5, 3)  # (15 // 5 = 3 threads each)
-    assert cells.plan_workers("auto", todo[:2], cores=16, memory=64 << 30)[:2] == (2, 7)  # the rule's cap (15), shared
+    assert cells.plan_workers("auto", todo[:2], cores=16, memory=64 << 30)[:2] == (2, 7)  # 15 threads, shared
     assert cells.plan_workers("auto", todo, cores=16, memory=3 << 30)[:2] == (3, 5)  # a worker per GiB available
     assert cells.plan_workers(2, todo, cores=16, memory=64 << 30)[:2] == (2, 7)
     workers, threads, why = cells.plan_workers("auto", todo, cores=64, memory=128 << 30)
     assert workers == 60 and threads == 1 and why == "60 cells at once on 64 cores, 1 thread each"
+
+
+def test_auto_gives_cells_that_use_many_threads_alone_their_threads(rule):
+    """A cell whose objective the kernels compute (CEC 2022 F1 here) takes 14 threads alone at 30
+    runs of 100 x 10 (one per 2,048 coordinates): on 16 cores one at a time, on 64 four at once."""
+    todo = [_unit(problem="cec2022-f1") for _ in range(60)]
+    workers, threads, why = cells.plan_workers("auto", todo, cores=16, memory=64 << 30)
+    assert (workers, threads) == (1, 0) and why == ("one cell at a time: room for one worker (a cell takes 14 of "
+                                                    "the 15 threads the rule allows on 16 cores, 64.0 GiB available)")
+    assert cells.plan_workers("auto", todo, cores=64, memory=128 << 30)[:2] == (4, 15)  # 63 // 4
+    small = [_unit(problem="cec2022-f1", runs=1) for _ in range(60)]  # 1,000 coordinates: one thread each
+    assert cells.plan_workers("auto", small * 20, cores=16, memory=64 << 30)[:2] == (16, 1)
+    half = [_unit(problem="sphere", runs=10, pop=256, dim=10) for _ in range(8)]  # 25,600: 10 pieces, 12 threads
+    assert cells.plan_workers("auto", half, cores=64, memory=128 << 30)[:2] == (6, 10)  # 64 // 10, 63 // 6
+    assert cells.plan_workers(4, todo, cores=16, memory=64 << 30)[:2] == (4, 3)  # asked: 15 // 4
 
 
 def test_auto_runs_cells_one_by_one_when_workers_cannot_repay_their_start(rule):

@@ -93,8 +93,9 @@ THREADS_HELP = ("CPU threads of the native kernels and torch (default: chosen fr
                 "under torchrun at most each rank's share, cores // ranks per machine; also $HEURISCALE_CPU_THREADS)")
 
 CELLS_HELP = ("with --device cpu: cells (configurations, all their runs) computed at once in worker processes, "
-              "auto or a number; auto: one per core with 4 cores or more and enough work, else 1 (one after "
-              "another); the store and the results are the same either way")
+              "auto or a number; auto, with 4 cores or more and enough work: as many as the cores hold cells of "
+              "the threads one cell would use alone (one per core where that is one), else 1 (one after another); "
+              "the store and the results are the same either way")
 
 #: Modules a command needs beyond torch, and why (all in the base install; checked in case an
 #: install skipped them, e.g. pip install --no-deps).

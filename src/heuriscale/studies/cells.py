@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import multiprocessing
 import os
 import queue
@@ -51,7 +52,7 @@ from .. import algorithms
 from ..engine import threads as cpu_threads
 from ..interrupt import deferred
 from .store import ResultStore
-from .study import RunConfig, execute
+from .study import RunConfig, build, execute
 
 #: Below this much work in all (iterations x runs x population x dimension, summed over the
 #: units to run), "auto" runs the units one by one: starting the workers (each imports torch
@@ -91,6 +92,25 @@ def cost(config: RunConfig, runs: int) -> float:
     return float(config.iters) * runs * population(config) * max(config.dim or 1, 1)
 
 
+def team(config: RunConfig, runs: int, cap: int, inside: dict) -> int:
+    """The threads the rule would give a unit alone under `cap`: one per THREAD_GRAIN
+    coordinates of its iteration (runs x population x dimension), at most one per block of
+    rows of each run, where the kernels compute its objective; one where the engine evaluates
+    it between kernel calls, which threads hardly speed up (docs/cpu-threads.md). `inside`
+    remembers each problem's answer."""
+    from ..engine.kernels.cpu_common import BLOCK_ROWS, PARALLEL_MIN
+    from ..engine.kernels.cpu_objectives import inline_fid
+
+    key = (config.problem, config.dim, json.dumps(config.problem_params, sort_keys=True, default=str),
+           config.host_fitness)
+    if key not in inside:
+        inside[key] = not config.host_fitness and bool(inline_fid(build(config)[0]))
+    if not inside[key]:
+        return 1
+    pop, dim = population(config), max(config.dim or 1, 1)
+    return cpu_threads.threads_for_work(runs * pop * dim, runs * -(-pop // BLOCK_ROWS), cap, PARALLEL_MIN)[0]
+
+
 def whole_number(what: str, value) -> int:
     """`value` as a whole number >= 1 (an int, or a string or float that is one), else a
     one-line ValueError naming `what`."""
@@ -120,16 +140,20 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
 
     "auto": one unit at a time (workers = 1) with fewer than two units, less than MIN_WORK in
     all, fewer than MIN_CORES cores, or a main script that spawned workers would run again
-    (`spawn_problem`); else one worker per core (per fixed count of threads, `set_cpu_threads`), at most one per
-    unit and one per WORKER_MEMORY of available memory. A number asks for that many (at most
-    one per unit). Threads: a fixed count when there is one; else one per worker when the
-    workers take every core (one thread waits at no barrier: a worker the system takes off
-    its core delays only itself), else the rule's cap (`engine.threads.rule_cap`) shared among them (a
-    kernel's threads meet at a barrier every step, see `engine.threads`); inside its share a
-    worker's rule gives each run set the threads its work per iteration can use. With a fixed
-    count above one, auto's workers keep those teams within half the cores too."""
+    (`spawn_problem`); else one worker per the threads a typical unit takes alone (`team`, the
+    median: a 30-run CEC 2022 cell at D = 10 takes 14, one evaluated between kernel calls 1;
+    with a fixed count of threads, `set_cpu_threads`, that count, and teams within half the
+    cores), at most one per unit and one per WORKER_MEMORY of available memory: on 16 cores
+    such CEC cells run one at a time, on 64 four at once. A number asks for that many (at
+    most one per unit). Threads: a fixed count when there is one; else one per worker when
+    the workers take every core (one thread waits at no barrier: a worker the system takes off
+    its core delays only itself), else every core but one shared among them, at most the
+    rule's cap (`engine.threads.rule_cap`; a kernel's threads meet at a barrier every step,
+    see `engine.threads`); inside its share a worker's rule gives each run set the threads
+    its work per iteration can use."""
     cores = cpu_threads.cpu_cores() if cores is None else cores
     fixed = cpu_threads.fixed_cpu_threads()
+    cap = cpu_threads.rule_cap(cores)
     if requested == "auto":
         work = sum(cost(config, runs) for config, runs in todo)
         why_not = ("fewer than two cells to run" if len(todo) < 2 else
@@ -142,10 +166,15 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
             return 1, fixed or 0, f"one cell at a time: {why_not}"
         memory = _available_memory() if memory is None else memory
         bound = max(1, memory // WORKER_MEMORY) if memory else cores
-        per = 2 * fixed if fixed and fixed > 1 else 1  # cores a worker takes (teams: within half of them)
+        if fixed:  # cores a worker takes (teams of a fixed count: within half of them)
+            per = 2 * fixed if fixed > 1 else 1
+        else:  # the threads a typical cell takes alone
+            inside = {}
+            per = sorted(team(config, runs, cap, inside) for config, runs in todo)[len(todo) // 2]
         workers = min(len(todo), max(1, cores // per), bound)
         if workers < 2:
-            room = f"{cores} cores" + (f" for {fixed} threads a cell" if fixed else "") + (
+            room = (f"{cores} cores" if per == 1 else f"{cores} cores for {fixed} threads a cell" if fixed else
+                    f"a cell takes {per} of the {cap} threads the rule allows on {cores} cores") + (
                 f", {memory / 2**30:.1f} GiB available" if memory else "")
             return 1, fixed or 0, f"one cell at a time: room for one worker ({room})"
     else:
@@ -154,7 +183,7 @@ def plan_workers(requested: int | str, todo: list[tuple[RunConfig, int]], cores:
             raise ValueError(f"{workers} cells at once: {why_not}")
         if workers < 2:
             return 1, fixed or 0, "one cell at a time: asked for" if requested == 1 else "one cell to run"
-    threads = fixed or (1 if workers >= cores else max(1, cpu_threads.rule_cap(cores) // workers))
+    threads = fixed or (1 if workers >= cores else max(1, min(cap, (cores - 1) // workers)))
     return workers, threads, f"{workers} cells at once on {cores} cores, {threads} thread{'s' * (threads > 1)} each"
 
 

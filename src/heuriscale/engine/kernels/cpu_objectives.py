@@ -50,15 +50,9 @@ INLINE = {
 SPRING_PENALTY, SPRING_DEB, OTSU, USER, CEC2022, CEC2017 = 17, 18, 19, 20, 21, 22
 
 
-def inline_objective(problem) -> tuple[int, np.ndarray]:
-    """(fid, fdata): the objective the kernels compute inline, 0 for one the engine evaluates
-    between kernel calls, and the float64 numbers they pass it: fdata[0] the address of its
-    compiled wrapper for the problem's dtype (`compiled_objective`; user-space addresses are
-    below 2^53, so exact), then its data: the spring design's penalty weight or Deb offset,
-    Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps them), a CEC
-    2022 or CEC 2017 function's structure, shifts, rotations and shuffles (`cpu_cec.packed`,
-    `cpu_cec2017.packed`). Exact
-    types only: a subclass may change the objective."""
+def inline_fid(problem) -> int:
+    """The id of the objective the kernels compute inline for `problem`, 0 for one the engine
+    evaluates between kernel calls. Exact types only: a subclass may change the objective."""
     from ...problems.cec2017 import CEC2017 as CEC2017Problem
     from ...problems.cec2022 import CEC2022 as CEC2022Problem
     from ...problems.compiled import NumbaFunction
@@ -66,23 +60,32 @@ def inline_objective(problem) -> tuple[int, np.ndarray]:
     from ...problems.engineering import SpringDesign
     from ...problems.otsu import OtsuThresholding
 
-    dtype = problem.lower.dtype
     if type(problem) is NumbaFunction:
-        return USER, np.array([float(problem.address(dtype))])
-    fid, data = 0, ()
+        return USER
     if type(problem) is ClassicProblem:
-        fid = INLINE.get(problem.fn, 0)
-    elif type(problem) is Constrained and type(problem.inner) is SpringDesign:
-        penalty = problem.method == "penalty"
-        fid, data = (SPRING_PENALTY if penalty else SPRING_DEB), (problem.weight if penalty else problem.offset,)
-    elif type(problem) is OtsuThresholding:
-        fid, data = OTSU, torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64).tolist()
-    elif type(problem) is CEC2022Problem:
-        fid, data = CEC2022, cpu_cec.packed(problem)
-    elif type(problem) is CEC2017Problem:
-        fid, data = CEC2017, cpu_cec2017.packed(problem)
+        return INLINE.get(problem.fn, 0)
+    if type(problem) is Constrained and type(problem.inner) is SpringDesign:
+        return SPRING_PENALTY if problem.method == "penalty" else SPRING_DEB
+    return {OtsuThresholding: OTSU, CEC2022Problem: CEC2022, CEC2017Problem: CEC2017}.get(type(problem), 0)
+
+
+def inline_objective(problem) -> tuple[int, np.ndarray]:
+    """(fid, fdata): the objective the kernels compute inline (`inline_fid`), 0 for one the
+    engine evaluates between kernel calls, and the float64 numbers they pass it: fdata[0] the
+    address of its compiled wrapper for the problem's dtype (`compiled_objective`; user-space
+    addresses are below 2^53, so exact), then its data: the spring design's penalty weight or
+    Deb offset, Otsu's cumulative sums omega and mu (257 each, as `OtsuThresholding` keeps
+    them), a CEC 2022 or CEC 2017 function's structure, shifts, rotations and shuffles
+    (`cpu_cec.packed`, `cpu_cec2017.packed`)."""
+    dtype = problem.lower.dtype
+    fid = inline_fid(problem)
+    if fid == USER:
+        return USER, np.array([float(problem.address(dtype))])
     if not fid:
         return 0, NO_DATA
+    data = {SPRING_PENALTY: lambda: (problem.weight,), SPRING_DEB: lambda: (problem.offset,),
+            OTSU: lambda: torch.cat([problem.omega, problem.mu]).to("cpu", torch.float64).tolist(),
+            CEC2022: lambda: cpu_cec.packed(problem), CEC2017: lambda: cpu_cec2017.packed(problem)}.get(fid, tuple)()
     return fid, np.array([float(compiled_objective(fid, dtype).address), *data])
 
 
