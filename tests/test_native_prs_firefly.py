@@ -43,8 +43,10 @@ def _eager_numbers(algorithm, x):
     return torch.rand_like(x)[None]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("algorithm,name", STEP_CASES)
+# (PRS on CEC 2022 in float32: 15 s of kernel build on the 2-core machine, under -m slow; float64 stays)
+@pytest.mark.parametrize("algorithm,name,dtype", [
+    pytest.param(a, p, t, marks=pytest.mark.slow) if (a, p, t) == ("prs", "cec2022-f1", "float32") else (a, p, t)
+    for t in ("float64", "float32") for a, p in STEP_CASES])
 def test_one_native_step_equals_the_eager_step_with_the_same_random_numbers(algorithm, name, dtype):
     algo = ALGORITHMS[algorithm]()
     runner = hs.Runner(PROBLEMS[name](), algo, runs=2, seed=5, device="cpu", dtype=dtype, engine="native")
