@@ -3,6 +3,7 @@ safe, and a campaign run with workers (interrupted, then resumed) whose store, r
 report equal a serial campaign's."""
 
 import csv
+import dataclasses
 import json
 import sqlite3
 import sys
@@ -57,6 +58,8 @@ def test_auto_gives_cells_that_use_many_threads_alone_their_threads(rule):
     half = [_unit(problem="sphere", runs=10, pop=256, dim=10) for _ in range(8)]  # 25,600: 10 pieces, 12 threads
     assert cells.plan_workers("auto", half, cores=64, memory=128 << 30)[:2] == (6, 10)  # 64 // 10, 63 // 6
     assert cells.plan_workers(4, todo, cores=16, memory=64 << 30)[:2] == (4, 3)  # asked: 15 // 4
+    eager = [(dataclasses.replace(c, algorithm="jade"), n) for c, n in todo]  # no native kernels: torch's steps
+    assert cells.plan_workers("auto", eager, cores=16, memory=64 << 30)[:2] == (16, 1)
 
 
 def test_auto_runs_cells_one_by_one_when_workers_cannot_repay_their_start(rule):

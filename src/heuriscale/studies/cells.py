@@ -95,16 +95,20 @@ def cost(config: RunConfig, runs: int) -> float:
 def team(config: RunConfig, runs: int, cap: int, inside: dict) -> int:
     """The threads the rule would give a unit alone under `cap`: one per THREAD_GRAIN
     coordinates of its iteration (runs x population x dimension), at most one per block of
-    rows of each run, where the kernels compute its objective; one where the engine evaluates
-    it between kernel calls, which threads hardly speed up (docs/cpu-threads.md). `inside`
-    remembers each problem's answer."""
+    rows of each run, where native kernels run its algorithm and compute its objective; one
+    where the engine evaluates the objective between kernel calls, or torch runs the steps,
+    which threads hardly speed up at a cell's sizes (docs/cpu-threads.md). `inside` remembers
+    each configuration's answer but for its runs."""
     from ..engine.kernels.cpu_common import BLOCK_ROWS, PARALLEL_MIN
     from ..engine.kernels.cpu_objectives import inline_fid
 
-    key = (config.problem, config.dim, json.dumps(config.problem_params, sort_keys=True, default=str),
-           config.host_fitness)
+    key = json.dumps({k: v for k, v in dataclasses.asdict(config).items() if k not in ("runs", "iters", "tags")},
+                     sort_keys=True, default=str)
     if key not in inside:
-        inside[key] = not config.host_fitness and bool(inline_fid(build(config)[0]))
+        problem, algorithm = build(config)
+        kernels = getattr(algorithm, "kernels", None)  # (a Hybrid with refinement has none)
+        inside[key] = (not config.host_fitness and kernels is not None and kernels.has("cpu")
+                       and bool(inline_fid(problem)))
     if not inside[key]:
         return 1
     pop, dim = population(config), max(config.dim or 1, 1)
